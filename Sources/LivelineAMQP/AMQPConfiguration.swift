@@ -1,0 +1,160 @@
+import Foundation
+
+/// Where and how to connect to a RabbitMQ broker.
+///
+/// Build one from a URL (`amqp://user:password@host:5672/vhost?heartbeat=15`) or field by
+/// field. The password is never part of ``description``.
+public struct AMQPConfiguration: Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public var virtualHost: String
+    public var username: String
+    public var password: String
+    /// Heartbeat interval asked of the broker. A broker that sends nothing for twice this long
+    /// is treated as gone. 0 turns heartbeats off (not recommended).
+    public var heartbeat: Duration
+    /// How long to wait for TCP, TLS and the AMQP handshake, and for each broker RPC.
+    public var connectTimeout: Duration
+    /// TLS settings; `nil` means plain TCP.
+    public var tls: TLS?
+    /// How reconnection waits between attempts.
+    public var reconnect: Backoff
+    /// Publishes sent but not yet confirmed, per connection. Past this the connection waits
+    /// for confirms before sending more, which bounds memory and keeps latency fair.
+    public var maxUnconfirmedPublishes: Int
+    /// A name shown in the broker's management UI for this connection.
+    public var connectionName: String
+
+    /// TLS (amqps) settings. TLS 1.2 is the minimum version.
+    public struct TLS: Sendable {
+        /// PEM file of the CA(s) that sign the broker's certificate. `nil` uses the system bundle.
+        public var caFile: String?
+        /// Client certificate (PEM) for brokers that require one.
+        public var certificateFile: String?
+        /// Private key (PEM) for ``certificateFile``.
+        public var keyFile: String?
+        /// Verify the broker's certificate chain. Turning this off is for local tests only.
+        public var verifyPeer: Bool
+        /// Verify that the certificate names ``AMQPConfiguration/host``.
+        public var verifyHostname: Bool
+
+        public init(
+            caFile: String? = nil,
+            certificateFile: String? = nil,
+            keyFile: String? = nil,
+            verifyPeer: Bool = true,
+            verifyHostname: Bool = true
+        ) {
+            self.caFile = caFile
+            self.certificateFile = certificateFile
+            self.keyFile = keyFile
+            self.verifyPeer = verifyPeer
+            self.verifyHostname = verifyHostname
+        }
+    }
+
+    /// Exponential backoff with full jitter: attempt *n* waits a random time in
+    /// `[initial·2ⁿ/2, initial·2ⁿ]`, capped at `maximum`.
+    public struct Backoff: Sendable {
+        public var initial: Duration
+        public var maximum: Duration
+
+        public init(initial: Duration = .milliseconds(200), maximum: Duration = .seconds(15)) {
+            self.initial = initial
+            self.maximum = maximum
+        }
+
+        /// The wait before reconnect attempt `attempt` (0-based).
+        public func delay(attempt: Int, random: Double = Double.random(in: 0...1)) -> Duration {
+            let exponent = min(attempt, 30)
+            let ceiling = min(initial * (1 << exponent), maximum)
+            return ceiling / 2 + (ceiling / 2) * random
+        }
+    }
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int? = nil,
+        virtualHost: String = "/",
+        username: String = "guest",
+        password: String = "guest",
+        heartbeat: Duration = .seconds(15),
+        connectTimeout: Duration = .seconds(10),
+        tls: TLS? = nil,
+        reconnect: Backoff = Backoff(),
+        maxUnconfirmedPublishes: Int = 2_000,
+        connectionName: String = "liveline"
+    ) {
+        self.host = host
+        self.port = port ?? (tls == nil ? 5672 : 5671)
+        self.virtualHost = virtualHost
+        self.username = username
+        self.password = password
+        self.heartbeat = heartbeat
+        self.connectTimeout = connectTimeout
+        self.tls = tls
+        self.reconnect = reconnect
+        self.maxUnconfirmedPublishes = maxUnconfirmedPublishes
+        self.connectionName = connectionName
+    }
+
+    /// Parses an `amqp://` or `amqps://` URL.
+    ///
+    /// The path is the percent-encoded virtual host (`/%2f` or an empty path is `/`). Query
+    /// parameters: `heartbeat` (seconds), `connection_timeout` (seconds), `cacertfile`,
+    /// `certfile`, `keyfile`, `verify` (`verify_peer` or `verify_none`), `name`.
+    public init(url: String) throws(AMQPError) {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            scheme == "amqp" || scheme == "amqps"
+        else {
+            throw AMQPError(.invalidArgument, "not an amqp:// or amqps:// URL")
+        }
+        var query: [String: String] = [:]
+        for item in components.queryItems ?? [] { query[item.name] = item.value ?? "" }
+
+        var tls: TLS? = nil
+        if scheme == "amqps" {
+            let verify = query["verify"].map { $0 != "verify_none" } ?? true
+            tls = TLS(
+                caFile: query["cacertfile"], certificateFile: query["certfile"], keyFile: query["keyfile"],
+                verifyPeer: verify, verifyHostname: verify)
+        }
+        var vhost = components.percentEncodedPath
+        if vhost.hasPrefix("/") { vhost.removeFirst() }
+        vhost = vhost.removingPercentEncoding ?? vhost
+        if vhost.isEmpty { vhost = "/" }
+
+        func seconds(_ key: String, default value: Duration) throws(AMQPError) -> Duration {
+            guard let text = query[key] else { return value }
+            guard let number = Double(text), number >= 0 else {
+                throw AMQPError(.invalidArgument, "URL parameter \(key) must be a number of seconds")
+            }
+            return .milliseconds(Int64(number * 1000))
+        }
+
+        self.init(
+            host: components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1",
+            port: components.port,
+            virtualHost: vhost,
+            username: components.user?.removingPercentEncoding ?? "guest",
+            password: components.password?.removingPercentEncoding ?? "guest",
+            heartbeat: try seconds("heartbeat", default: .seconds(15)),
+            connectTimeout: try seconds("connection_timeout", default: .seconds(10)),
+            tls: tls,
+            connectionName: query["name"] ?? "liveline"
+        )
+    }
+
+    public var description: String {
+        let scheme = tls == nil ? "amqp" : "amqps"
+        let vhost = virtualHost.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? virtualHost
+        return "\(scheme)://\(username)@\(host):\(port)/\(vhost)"
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Where a connection stands.
+public enum AMQPConnectionState: Sendable, Equatable {
+    case connecting
+    case connected
+    /// The connection broke; the owner thread is reconnecting with backoff.
+    case reconnecting(attempt: Int, lastError: String)
+    case closed
+}
+
+/// A connection to RabbitMQ, safe to use from any task.
+///
+/// One connection is one owner thread: rabbitmq-c is not thread-safe and services
+/// heartbeats only when called, so every C call happens on a dedicated thread that also
+/// reads frames, and the async API hands it work through a mailbox. Nothing blocks the
+/// cooperative thread pool.
+///
+/// **Reconnects.** When the connection breaks (socket error, heartbeat timeout, broker
+/// restart), the owner thread reconnects with exponential backoff and jitter, declares every
+/// topology given to ``declare(_:)`` again, and resumes every consumer on the same
+/// ``AMQPConsumer`` sequence. Publishes that were sent but not yet confirmed when the
+/// connection dropped are **sent again** after the reconnect, so a ``publish(_:)`` call
+/// returns only once the broker confirmed the message: a publish never silently vanishes,
+/// and may reach the broker twice (consumers deduplicate by message id). Deliveries that were
+/// not acked are redelivered by the broker with `redelivered` set.
+///
+/// Use separate connections for publishing and consuming, so a publisher blocked by a
+/// broker resource alarm (`connection.blocked`) never stalls acks.
+public final class AMQPConnection: Sendable {
+    let driver: ConnectionDriver
+
+    private init(driver: ConnectionDriver) {
+        self.driver = driver
+    }
+
+    /// Connects, or throws the first attempt's error. Later breaks are repaired automatically.
+    public static func connect(
+        _ configuration: AMQPConfiguration,
+        logger: Logger = Logger(label: "liveline.amqp")
+    ) async throws -> AMQPConnection {
+        let driver = try ConnectionDriver(configuration: configuration, logger: logger)
+        try await driver.start()
+        return AMQPConnection(driver: driver)
+    }
+
+    /// Where the connection stands now.
+    public var state: AMQPConnectionState { driver.state }
+
+    /// How many times the connection was re-established after a break.
+    public var reconnectCount: Int { driver.reconnectCount }
+
+    /// Declares exchanges, queues and bindings, and remembers them so every reconnect declares
+    /// them again. Declaring is idempotent; a declaration that conflicts with what the broker
+    /// has (for example other queue arguments) throws a fatal `PRECONDITION_FAILED` error.
+    public func declare(_ topology: AMQPTopology) async throws {
+        try await withCheckedThrowingContinuation { continuation in
+            driver.enqueue(.declare(topology, continuation))
+        }
+    }
+
+    /// Publishes one message and returns when the broker confirmed it.
+    ///
+    /// Throws ``AMQPError/Code/unroutable`` for a `mandatory` message no queue took,
+    /// ``AMQPError/Code/publishNacked`` when the broker refused responsibility (for example a
+    /// full queue with `reject-publish`), or ``AMQPError/Code/connectionClosed`` if the
+    /// connection was closed first.
+    public func publish(_ message: AMQPMessage) async throws {
+        do {
+            try await publish(contentsOf: [message])
+        } catch let error as AMQPPublishError {
+            throw error.failures[0].error
+        }
+    }
+
+    /// Publishes messages pipelined and returns when the broker confirmed all of them.
+    ///
+    /// If some fail, throws ``AMQPPublishError`` listing which ones and why, after every
+    /// message was settled; the others were confirmed.
+    public func publish(contentsOf messages: [AMQPMessage]) async throws {
+        guard !messages.isEmpty else { return }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            let completion = PublishCompletion(count: messages.count, continuation: continuation)
+            var pending: [PendingPublish] = []
+            pending.reserveCapacity(messages.count)
+            for (index, var message) in messages.enumerated() {
+                // Returned messages are matched to their publish by message id.
+                if message.mandatory, message.properties.messageID == nil {
+                    message.properties.messageID = UUID().uuidString
+                }
+                pending.append(PendingPublish(message: message, completion: completion, index: index))
+            }
+            driver.enqueue(.publish(pending))
+        }
+    }
+
+    /// Starts consuming a queue with manual acks and the given prefetch (`basic.qos`).
+    public func consume(queue: String, prefetch: UInt16 = 100) async throws -> AMQPConsumer {
+        let (stream, continuation) = AsyncThrowingStream<AMQPDelivery, Error>.makeStream()
+        let record = ConsumerRecord(
+            id: driver.nextConsumerID(), queue: queue, prefetch: prefetch, continuation: continuation)
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, Error>) in
+            driver.enqueue(.consume(record, done))
+        }
+        return AMQPConsumer(queue: queue, id: record.id, stream: stream, connection: self)
+    }
+
+    func cancelConsumer(id: UInt64, closeChannel: Bool) async {
+        await withCheckedContinuation { continuation in
+            driver.enqueue(.cancelConsumer(id, closeChannel: closeChannel, continuation))
+        }
+    }
+
+    /// The number of ready messages in a queue (a passive declare).
+    public func messageCount(queue: String) async throws -> Int {
+        try await queueOperation(.count(queue))
+    }
+
+    /// Removes every ready message from a queue and returns how many there were.
+    @discardableResult
+    public func purge(queue: String) async throws -> Int {
+        try await queueOperation(.purge(queue))
+    }
+
+    /// Deletes a queue (and forgets it from remembered topologies).
+    public func delete(queue: String) async throws {
+        _ = try await queueOperation(.deleteQueue(queue))
+    }
+
+    /// Deletes an exchange (and forgets it from remembered topologies).
+    public func delete(exchange: String) async throws {
+        _ = try await queueOperation(.deleteExchange(exchange))
+    }
+
+    private func queueOperation(_ operation: QueueOperation) async throws -> Int {
+        try await withCheckedThrowingContinuation { continuation in
+            driver.enqueue(.queueOperation(operation, continuation))
+        }
+    }
+
+    /// Closes the connection gracefully: flushes pending acks, waits (up to `grace`) for
+    /// outstanding publish confirms, closes the AMQP connection, and ends every consumer
+    /// sequence. Publishes still unconfirmed after the grace period fail with
+    /// ``AMQPError/Code/connectionClosed``.
+    public func close(grace: Duration = .seconds(5)) async {
+        await withCheckedContinuation { continuation in
+            driver.requestClose(grace: grace, continuation)
+        }
+    }
+}
+
+/// Some messages of a ``AMQPConnection/publish(contentsOf:)`` call failed.
+public struct AMQPPublishError: Error, Sendable, CustomStringConvertible {
+    /// The index of each failed message in the batch, with its error, in index order.
+    public var failures: [(index: Int, error: AMQPError)]
+
+    public var description: String {
+        "\(failures.count) publish(es) failed; first: #\(failures[0].index) \(failures[0].error)"
+    }
+}
+
+// MARK: - Values shared with the owner thread
+
+/// One message waiting to be sent or confirmed.
+struct PendingPublish: @unchecked Sendable {
+    var message: AMQPMessage
+    let completion: PublishCompletion
+    let index: Int
+}
+
+/// Resumes a publish call once every message in it is settled.
+///
+/// Confined to the owner thread after creation, hence `@unchecked Sendable`.
+final class PublishCompletion: @unchecked Sendable {
+    private var remaining: Int
+    private var failures: [(index: Int, error: AMQPError)] = []
+    private let continuation: CheckedContinuation<Void, Error>
+
+    init(count: Int, continuation: CheckedContinuation<Void, Error>) {
+        self.remaining = count
+        self.continuation = continuation
+    }
+
+    func settle(index: Int, error: AMQPError?) {
+        if let error { failures.append((index, error)) }
+        remaining -= 1
+        if remaining == 0 {
+            if failures.isEmpty {
+                continuation.resume()
+            } else {
+                continuation.resume(throwing: AMQPPublishError(failures: failures.sorted { $0.index < $1.index }))
+            }
+        }
+    }
+}
+
+/// A consumer's registration, kept across reconnects. Confined to the owner thread.
+final class ConsumerRecord: @unchecked Sendable {
+    let id: UInt64
+    let queue: String
+    let prefetch: UInt16
+    let continuation: AsyncThrowingStream<AMQPDelivery, Error>.Continuation
+    let tag: String
+    var channel: UInt16 = 0
+    var active = true
+    var finishPending = false
+    var coalescer = AckCoalescer()
+
+    init(id: UInt64, queue: String, prefetch: UInt16, continuation: AsyncThrowingStream<AMQPDelivery, Error>.Continuation) {
+        self.id = id
+        self.queue = queue
+        self.prefetch = prefetch
+        self.continuation = continuation
+        self.tag = "liveline-\(id)-\(UUID().uuidString.prefix(8))"
+    }
+}
+
+enum QueueOperation: Sendable {
+    case count(String)
+    case purge(String)
+    case deleteQueue(String)
+    case deleteExchange(String)
+}
+
+enum Command: @unchecked Sendable {
+    case publish([PendingPublish])
+    case settle(Settlement)
+    case declare(AMQPTopology, CheckedContinuation<Void, Error>)
+    case consume(ConsumerRecord, CheckedContinuation<Void, Error>)
+    case cancelConsumer(UInt64, closeChannel: Bool, CheckedContinuation<Void, Never>)
+    case queueOperation(QueueOperation, CheckedContinuation<Int, Error>)
+}

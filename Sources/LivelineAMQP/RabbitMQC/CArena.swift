@@ -1,0 +1,206 @@
+import CRabbitMQ
+import Foundation
+
+/// Memory for C structures handed to one rabbitmq-c call (strings, tables, properties).
+///
+/// rabbitmq-c borrows every `amqp_bytes_t` for the length of the call only, so the owner
+/// thread fills an arena, makes the call, and resets the arena. Not thread-safe: it lives on
+/// the connection's owner thread.
+final class CArena {
+    private var blocks: [UnsafeMutableRawPointer] = []
+
+    deinit { reset() }
+
+    func reset() {
+        for block in blocks { free(block) }
+        blocks.removeAll(keepingCapacity: true)
+    }
+
+    func allocate(_ size: Int) -> UnsafeMutableRawPointer {
+        let block = malloc(max(size, 1))!
+        blocks.append(block)
+        return block
+    }
+
+    func bytes(_ string: String) -> amqp_bytes_t {
+        var string = string
+        return string.withUTF8 { utf8 in
+            let block = allocate(utf8.count)
+            if utf8.count > 0 { block.copyMemory(from: utf8.baseAddress!, byteCount: utf8.count) }
+            return amqp_bytes_t(len: utf8.count, bytes: block)
+        }
+    }
+
+    func bytes(_ data: [UInt8]) -> amqp_bytes_t {
+        let block = allocate(data.count)
+        data.withUnsafeBytes { if $0.count > 0 { block.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+        return amqp_bytes_t(len: data.count, bytes: block)
+    }
+
+    func table(_ table: AMQPTable) -> amqp_table_t {
+        guard !table.isEmpty else { return amqp_empty_table }
+        let entries = allocate(MemoryLayout<amqp_table_entry_t>.stride * table.count)
+            .bindMemory(to: amqp_table_entry_t.self, capacity: table.count)
+        // Sorted keys keep the wire form deterministic, which makes declarations idempotent.
+        for (index, key) in table.keys.sorted().enumerated() {
+            entries[index] = amqp_table_entry_t(key: bytes(key), value: fieldValue(table[key]!))
+        }
+        return amqp_table_t(num_entries: Int32(table.count), entries: entries)
+    }
+
+    func fieldValue(_ value: AMQPFieldValue) -> amqp_field_value_t {
+        var field = amqp_field_value_t()
+        switch value {
+        case .bool(let flag):
+            field.kind = UInt8(AMQP_FIELD_KIND_BOOLEAN.rawValue)
+            field.value.boolean = flag ? 1 : 0
+        case .int(let number):
+            field.kind = UInt8(AMQP_FIELD_KIND_I64.rawValue)
+            field.value.i64 = number
+        case .uint(let number):
+            field.kind = UInt8(AMQP_FIELD_KIND_U64.rawValue)
+            field.value.u64 = number
+        case .double(let number):
+            field.kind = UInt8(AMQP_FIELD_KIND_F64.rawValue)
+            field.value.f64 = number
+        case .decimal(let scale, let number):
+            field.kind = UInt8(AMQP_FIELD_KIND_DECIMAL.rawValue)
+            field.value.decimal = amqp_decimal_t(decimals: scale, value: number)
+        case .string(let text):
+            field.kind = UInt8(AMQP_FIELD_KIND_UTF8.rawValue)
+            field.value.bytes = bytes(text)
+        case .bytes(let data):
+            field.kind = UInt8(AMQP_FIELD_KIND_BYTES.rawValue)
+            field.value.bytes = bytes(data)
+        case .timestamp(let seconds):
+            field.kind = UInt8(AMQP_FIELD_KIND_TIMESTAMP.rawValue)
+            field.value.u64 = seconds
+        case .array(let elements):
+            field.kind = UInt8(AMQP_FIELD_KIND_ARRAY.rawValue)
+            let storage = allocate(MemoryLayout<amqp_field_value_t>.stride * max(elements.count, 1))
+                .bindMemory(to: amqp_field_value_t.self, capacity: max(elements.count, 1))
+            for (index, element) in elements.enumerated() { storage[index] = fieldValue(element) }
+            field.value.array = amqp_array_t(num_entries: Int32(elements.count), entries: storage)
+        case .table(let nested):
+            field.kind = UInt8(AMQP_FIELD_KIND_TABLE.rawValue)
+            field.value.table = self.table(nested)
+        case .void:
+            field.kind = UInt8(AMQP_FIELD_KIND_VOID.rawValue)
+        }
+        return field
+    }
+
+    func properties(_ properties: AMQPProperties) -> amqp_basic_properties_t {
+        var c = amqp_basic_properties_t()
+        var flags: UInt32 = 0
+        func set(_ value: String?, _ flag: Int32, _ field: inout amqp_bytes_t) {
+            guard let value else { return }
+            field = bytes(value)
+            flags |= UInt32(flag)
+        }
+        set(properties.contentType, AMQP_BASIC_CONTENT_TYPE_FLAG, &c.content_type)
+        set(properties.contentEncoding, AMQP_BASIC_CONTENT_ENCODING_FLAG, &c.content_encoding)
+        if !properties.headers.isEmpty {
+            c.headers = table(properties.headers)
+            flags |= UInt32(AMQP_BASIC_HEADERS_FLAG)
+        }
+        c.delivery_mode = properties.persistent ? 2 : 1
+        flags |= UInt32(AMQP_BASIC_DELIVERY_MODE_FLAG)
+        if let priority = properties.priority {
+            c.priority = priority
+            flags |= UInt32(AMQP_BASIC_PRIORITY_FLAG)
+        }
+        set(properties.correlationID, AMQP_BASIC_CORRELATION_ID_FLAG, &c.correlation_id)
+        set(properties.replyTo, AMQP_BASIC_REPLY_TO_FLAG, &c.reply_to)
+        set(properties.expiration, AMQP_BASIC_EXPIRATION_FLAG, &c.expiration)
+        set(properties.messageID, AMQP_BASIC_MESSAGE_ID_FLAG, &c.message_id)
+        if let timestamp = properties.timestamp {
+            c.timestamp = UInt64(max(0, timestamp.timeIntervalSince1970))
+            flags |= UInt32(AMQP_BASIC_TIMESTAMP_FLAG)
+        }
+        set(properties.type, AMQP_BASIC_TYPE_FLAG, &c.type)
+        set(properties.userID, AMQP_BASIC_USER_ID_FLAG, &c.user_id)
+        set(properties.appID, AMQP_BASIC_APP_ID_FLAG, &c.app_id)
+        c._flags = flags
+        return c
+    }
+}
+
+// MARK: - Reading C structures into Swift values
+
+extension String {
+    init(_ bytes: amqp_bytes_t) {
+        guard let pointer = bytes.bytes, bytes.len > 0 else {
+            self = ""
+            return
+        }
+        self = String(decoding: UnsafeRawBufferPointer(start: pointer, count: bytes.len), as: UTF8.self)
+    }
+}
+
+extension AMQPFieldValue {
+    init(_ field: amqp_field_value_t) {
+        switch Int32(field.kind) {
+        case Int32(AMQP_FIELD_KIND_BOOLEAN.rawValue): self = .bool(field.value.boolean != 0)
+        case Int32(AMQP_FIELD_KIND_I8.rawValue): self = .int(Int64(field.value.i8))
+        case Int32(AMQP_FIELD_KIND_U8.rawValue): self = .int(Int64(field.value.u8))
+        case Int32(AMQP_FIELD_KIND_I16.rawValue): self = .int(Int64(field.value.i16))
+        case Int32(AMQP_FIELD_KIND_U16.rawValue): self = .int(Int64(field.value.u16))
+        case Int32(AMQP_FIELD_KIND_I32.rawValue): self = .int(Int64(field.value.i32))
+        case Int32(AMQP_FIELD_KIND_U32.rawValue): self = .int(Int64(field.value.u32))
+        case Int32(AMQP_FIELD_KIND_I64.rawValue): self = .int(field.value.i64)
+        case Int32(AMQP_FIELD_KIND_U64.rawValue): self = .uint(field.value.u64)
+        case Int32(AMQP_FIELD_KIND_F32.rawValue): self = .double(Double(field.value.f32))
+        case Int32(AMQP_FIELD_KIND_F64.rawValue): self = .double(field.value.f64)
+        case Int32(AMQP_FIELD_KIND_DECIMAL.rawValue):
+            self = .decimal(scale: field.value.decimal.decimals, value: field.value.decimal.value)
+        case Int32(AMQP_FIELD_KIND_UTF8.rawValue): self = .string(String(field.value.bytes))
+        case Int32(AMQP_FIELD_KIND_BYTES.rawValue):
+            let raw = field.value.bytes
+            self = .bytes(raw.bytes.map { Array(UnsafeRawBufferPointer(start: $0, count: raw.len)) } ?? [])
+        case Int32(AMQP_FIELD_KIND_TIMESTAMP.rawValue): self = .timestamp(field.value.u64)
+        case Int32(AMQP_FIELD_KIND_ARRAY.rawValue):
+            let array = field.value.array
+            var elements: [AMQPFieldValue] = []
+            for index in 0..<Int(array.num_entries) { elements.append(AMQPFieldValue(array.entries[index])) }
+            self = .array(elements)
+        case Int32(AMQP_FIELD_KIND_TABLE.rawValue): self = .table(AMQPTable(c: field.value.table))
+        default: self = .void
+        }
+    }
+}
+
+extension Dictionary where Key == String, Value == AMQPFieldValue {
+    init(c table: amqp_table_t) {
+        self.init(minimumCapacity: Int(table.num_entries))
+        for index in 0..<Int(table.num_entries) {
+            let entry = table.entries[index]
+            self[String(entry.key)] = AMQPFieldValue(entry.value)
+        }
+    }
+}
+
+extension AMQPProperties {
+    init(_ c: amqp_basic_properties_t) {
+        let flags = c._flags
+        func text(_ flag: Int32, _ value: amqp_bytes_t) -> String? {
+            flags & UInt32(flag) != 0 ? String(value) : nil
+        }
+        self.init(
+            contentType: text(AMQP_BASIC_CONTENT_TYPE_FLAG, c.content_type),
+            contentEncoding: text(AMQP_BASIC_CONTENT_ENCODING_FLAG, c.content_encoding),
+            headers: flags & UInt32(AMQP_BASIC_HEADERS_FLAG) != 0 ? AMQPTable(c: c.headers) : [:],
+            persistent: flags & UInt32(AMQP_BASIC_DELIVERY_MODE_FLAG) != 0 && c.delivery_mode == 2,
+            priority: flags & UInt32(AMQP_BASIC_PRIORITY_FLAG) != 0 ? c.priority : nil,
+            correlationID: text(AMQP_BASIC_CORRELATION_ID_FLAG, c.correlation_id),
+            replyTo: text(AMQP_BASIC_REPLY_TO_FLAG, c.reply_to),
+            expiration: text(AMQP_BASIC_EXPIRATION_FLAG, c.expiration),
+            messageID: text(AMQP_BASIC_MESSAGE_ID_FLAG, c.message_id),
+            timestamp: flags & UInt32(AMQP_BASIC_TIMESTAMP_FLAG) != 0
+                ? Date(timeIntervalSince1970: TimeInterval(c.timestamp)) : nil,
+            type: text(AMQP_BASIC_TYPE_FLAG, c.type),
+            userID: text(AMQP_BASIC_USER_ID_FLAG, c.user_id),
+            appID: text(AMQP_BASIC_APP_ID_FLAG, c.app_id)
+        )
+    }
+}

@@ -1,0 +1,275 @@
+import Foundation
+import LivelineAMQP
+import LivelineMessaging
+import Testing
+
+/// The AMQP layer against a real RabbitMQ (no mocks).
+@Suite(.timeLimit(.minutes(2)))
+struct AMQPIntegrationTests {
+    @Test func publishReturnsOnlyOnceTheBrokerConfirmed() async throws {
+        try await withBroker {
+            let connection = try await Broker.connect()
+            let queue = Broker.unique("confirm")
+            try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
+            try await connection.publish(message("hello", to: queue))
+            // Confirmed means the quorum queue holds it now, not eventually.
+            #expect(try await connection.messageCount(queue: queue) == 1)
+
+            let batch = (0..<500).map { message("m\($0)", to: queue) }
+            try await connection.publish(contentsOf: batch)
+            #expect(try await connection.messageCount(queue: queue) == 501)
+            try await connection.delete(queue: queue)
+            await connection.close()
+        }
+    }
+
+    @Test func unroutableMandatoryPublishFailsAndOnlyThatOne() async throws {
+        try await withBroker {
+            let connection = try await Broker.connect()
+            let queue = Broker.unique("routable")
+            let exchange = Broker.unique("nowhere")
+            try await connection.declare(
+                AMQPTopology(exchanges: [.init(exchange, kind: .topic, durable: false)], queues: [.init(queue, arguments: quorum)]))
+
+            await #expect {
+                try await connection.publish(AMQPMessage(exchange: exchange, routingKey: "no.binding", body: Data("x".utf8)))
+            } throws: { error in
+                let error = try #require(error as? AMQPError)
+                return error.code == .unroutable && error.replyCode == .noRoute && !error.isRetriable
+            }
+
+            // In a pipelined batch, the return is matched to the right message.
+            let batch = [
+                message("a", to: queue),
+                AMQPMessage(exchange: exchange, routingKey: "no.binding", body: Data("b".utf8)),
+                message("c", to: queue),
+            ]
+            await #expect {
+                try await connection.publish(contentsOf: batch)
+            } throws: { error in
+                let failures = try #require(error as? AMQPPublishError).failures
+                return failures.map(\.index) == [1] && failures[0].error.code == .unroutable
+            }
+            #expect(try await connection.messageCount(queue: queue) == 2)
+            try await connection.delete(queue: queue)
+            try await connection.delete(exchange: exchange)
+            await connection.close()
+        }
+    }
+
+    @Test func consumeDeliversInOrderAndAcksRemoveMessages() async throws {
+        try await withBroker {
+            let connection = try await Broker.connect()
+            let queue = Broker.unique("consume")
+            try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
+            try await connection.publish(contentsOf: (0..<1000).map { message("m\($0)", to: queue, id: "id-\($0)") })
+
+            // Prefetch 100 < 1000: the rest only arrives because acks free the window.
+            let consumer = try await connection.consume(queue: queue, prefetch: 100)
+            var deliveries: [AMQPDelivery] = []
+            for try await delivery in consumer {
+                deliveries.append(delivery)
+                delivery.ack()
+                if deliveries.count == 1000 { break }
+            }
+            #expect(deliveries.map { String(decoding: $0.body, as: UTF8.self) } == (0..<1000).map { "m\($0)" })
+            #expect(deliveries.allSatisfy { !$0.redelivered && $0.properties.persistent })
+            #expect(deliveries[7].properties.messageID == "id-7")
+            #expect(deliveries[7].properties.contentType == "text/plain")
+            await consumer.close()
+            #expect(try await connection.messageCount(queue: queue) == 0)
+            try await connection.delete(queue: queue)
+            await connection.close()
+        }
+    }
+
+    @Test func unackedMessagesAreRedeliveredAfterTheChannelCloses() async throws {
+        try await withBroker {
+            let connection = try await Broker.connect()
+            let queue = Broker.unique("redeliver")
+            try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
+            try await connection.publish(contentsOf: (0..<3).map { message("r\($0)", to: queue) })
+
+            let first = try await connection.consume(queue: queue, prefetch: 10)
+            let unacked = try await receive(3, from: first)
+            #expect(unacked.allSatisfy { !$0.redelivered })
+            await first.close()
+
+            let second = try await connection.consume(queue: queue, prefetch: 10)
+            let again = try await receive(3, from: second)
+            #expect(again.allSatisfy { $0.redelivered })
+            #expect(Set(again.map(\.body)) == Set(unacked.map(\.body)))
+            // Acks of the closed channel's deliveries are ignored, not sent on the new one.
+            unacked.forEach { $0.ack() }
+            again.forEach { $0.ack() }
+            await second.close()
+            #expect(try await connection.messageCount(queue: queue) == 0)
+            try await connection.delete(queue: queue)
+            await connection.close()
+        }
+    }
+
+    @Test func rejectedMessageLandsInTheDeadLetterQueueWithItsReason() async throws {
+        try await withBroker {
+            let connection = try await Broker.connect()
+            let topology = testTopology()
+            try await connection.declare(topology.amqp)
+            try await connection.publish(
+                AMQPMessage(exchange: topology.eventsExchange, routingKey: "ride.status", body: Data("bad".utf8)))
+
+            let work = try await connection.consume(queue: topology.translateQueue, prefetch: 1)
+            try await receive(1, from: work)[0].reject()
+
+            let dead = try await connection.consume(queue: topology.deadQueue, prefetch: 1)
+            let letter = try await receive(1, from: dead)[0]
+            #expect(String(decoding: letter.body, as: UTF8.self) == "bad")
+            let death = try #require(letter.deaths.first)
+            #expect(death.reason == "rejected")
+            #expect(death.queue == topology.translateQueue)
+            #expect(death.routingKeys == ["ride.status"])
+            letter.ack()
+            await work.close()
+            await dead.close()
+            try await delete(topology, on: connection)
+            await connection.close()
+        }
+    }
+
+    @Test func messageRequeuedPastTheDeliveryLimitIsDeadLettered() async throws {
+        try await withBroker {
+            let connection = try await Broker.connect()
+            var topology = testTopology()
+            topology.deliveryLimit = 2
+            try await connection.declare(topology.amqp)
+            try await connection.publish(
+                AMQPMessage(exchange: topology.pushExchange, routingKey: "job", body: Data("poison".utf8)))
+
+            let work = try await connection.consume(queue: topology.sendQueue, prefetch: 1)
+            // Delivered once plus `deliveryLimit` redeliveries, each returned to the queue.
+            for _ in 0...topology.deliveryLimit {
+                try await receive(1, from: work)[0].nack(requeue: true)
+            }
+            let dead = try await connection.consume(queue: topology.deadQueue, prefetch: 1)
+            let letter = try await receive(1, from: dead)[0]
+            #expect(letter.deaths.first?.reason == "delivery_limit")
+            #expect(letter.deaths.first?.queue == topology.sendQueue)
+            #expect(try await connection.messageCount(queue: topology.sendQueue) == 0)
+            letter.ack()
+            await work.close()
+            await dead.close()
+            try await delete(topology, on: connection)
+            await connection.close()
+        }
+    }
+
+    @Test func retryTierReturnsTheJobToTheSendQueueAfterItsDelay() async throws {
+        try await withBroker {
+            let connection = try await Broker.connect()
+            var topology = testTopology()
+            topology.retryTiers = [.init(name: "1s", delay: .seconds(1))]
+            try await connection.declare(topology.amqp)
+            let sent = ContinuousClock.now
+            try await connection.publish(
+                AMQPMessage(exchange: topology.retryExchange, routingKey: "1s", body: Data("again".utf8)))
+            let work = try await connection.consume(queue: topology.sendQueue, prefetch: 1)
+            let job = try await receive(1, from: work)[0]
+            #expect(ContinuousClock.now - sent >= .milliseconds(900))
+            #expect(String(decoding: job.body, as: UTF8.self) == "again")
+            #expect(job.routingKey == LivelineTopology.retriedRoutingKey)
+            #expect(job.deaths.first?.reason == "expired")
+            job.ack()
+            await work.close()
+            try await delete(topology, on: connection)
+            await connection.close()
+        }
+    }
+
+    @Test func conflictingDeclarationIsFatalAndTheConnectionStaysUsable() async throws {
+        try await withBroker {
+            let connection = try await Broker.connect()
+            let queue = Broker.unique("conflict")
+            try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
+            try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))  // idempotent
+            await #expect {
+                try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: ["x-queue-type": "classic"])]))
+            } throws: { error in
+                let error = try #require(error as? AMQPError)
+                return error.code == .channelClosed && error.replyCode == .preconditionFailed && error.isFatal
+            }
+            try await connection.publish(message("still fine", to: queue))
+            #expect(try await connection.messageCount(queue: queue) == 1)
+            try await connection.delete(queue: queue)
+            await connection.close()
+        }
+    }
+
+    @Test func brokerCancellingTheConsumerEndsTheSequenceWithAnError() async throws {
+        try await withBroker {
+            let connection = try await Broker.connect()
+            let queue = Broker.unique("cancelled")
+            try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
+            let consumer = try await connection.consume(queue: queue)
+            let other = try await Broker.connect()
+            try await other.delete(queue: queue)
+            await #expect {
+                for try await _ in consumer {}
+            } throws: { error in
+                (error as? AMQPError)?.code == .consumerCancelled
+            }
+            await other.close()
+            await connection.close()
+        }
+    }
+
+    @Test func wrongPasswordIsAFatalAuthenticationError() async throws {
+        try await withBroker {
+            var configuration = try Broker.configuration()
+            configuration.password = "definitely-wrong"
+            await #expect {
+                _ = try await AMQPConnection.connect(configuration)
+            } throws: { error in
+                let error = try #require(error as? AMQPError)
+                return error.code == .authenticationFailed && error.isFatal && !error.message.contains("definitely-wrong")
+            }
+        }
+    }
+
+    @Test func closeFailsNothingThatWasConfirmedAndRefusesNewWork() async throws {
+        try await withBroker {
+            let connection = try await Broker.connect()
+            let queue = Broker.unique("close")
+            try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
+            try await connection.publish(contentsOf: (0..<200).map { message("c\($0)", to: queue) })
+            await connection.close()
+            #expect(connection.state == .closed)
+            await #expect {
+                try await connection.publish(message("late", to: queue))
+            } throws: { error in
+                (error as? AMQPError)?.code == .connectionClosed
+            }
+            let inspector = try await Broker.connect()
+            #expect(try await inspector.messageCount(queue: queue) == 200)
+            try await inspector.delete(queue: queue)
+            await inspector.close()
+        }
+    }
+
+    private func testTopology() -> LivelineTopology {
+        let id = UUID().uuidString.prefix(8).lowercased()
+        var topology = LivelineTopology()
+        topology.eventsExchange = "test.\(id).events"
+        topology.translateQueue = "test.\(id).translate"
+        topology.pushExchange = "test.\(id).push"
+        topology.sendQueue = "test.\(id).send"
+        topology.retryExchange = "test.\(id).retry"
+        topology.deadExchange = "test.\(id).dead"
+        topology.deadQueue = "test.\(id).dead"
+        topology.retryTiers = []
+        return topology
+    }
+
+    private func delete(_ topology: LivelineTopology, on connection: AMQPConnection) async throws {
+        for queue in topology.amqp.queues { try await connection.delete(queue: queue.name) }
+        for exchange in topology.amqp.exchanges { try await connection.delete(exchange: exchange.name) }
+    }
+}

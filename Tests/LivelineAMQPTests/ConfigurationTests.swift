@@ -1,0 +1,62 @@
+import Foundation
+import LivelineAMQP
+import LivelineMessaging
+import Testing
+
+@Suite struct ConfigurationTests {
+    @Test func parsesAnAMQPSURLWithParameters() throws {
+        let configuration = try AMQPConfiguration(
+            url: "amqps://svc:s%40cret@rabbit.internal/liveline?heartbeat=20&cacertfile=/etc/ca.pem&name=sender")
+        #expect(configuration.host == "rabbit.internal")
+        #expect(configuration.port == 5671)
+        #expect(configuration.virtualHost == "liveline")
+        #expect(configuration.username == "svc")
+        #expect(configuration.password == "s@cret")
+        #expect(configuration.heartbeat == .seconds(20))
+        #expect(configuration.tls?.caFile == "/etc/ca.pem")
+        #expect(configuration.tls?.verifyPeer == true)
+        #expect(configuration.connectionName == "sender")
+        #expect(!configuration.description.contains("cret"))
+    }
+
+    @Test func defaultVirtualHostAndPlainPort() throws {
+        let configuration = try AMQPConfiguration(url: "amqp://localhost")
+        #expect(configuration.virtualHost == "/")
+        #expect(configuration.port == 5672)
+        #expect(configuration.tls == nil)
+        #expect(try AMQPConfiguration(url: "amqp://h/%2f").virtualHost == "/")
+    }
+
+    @Test func rejectsOtherSchemesAndBadNumbers() {
+        #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "http://localhost") }
+        #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "amqp://h?heartbeat=soon") }
+    }
+
+    @Test func livelineWorkQueuesAreQuorumWithLimitAndAtLeastOnceDeadLettering() throws {
+        let topology = LivelineTopology()
+        let definitions = try JSONSerialization.jsonObject(with: topology.amqp.definitionsJSON()) as! [String: Any]
+        let queues = definitions["queues"] as! [[String: Any]]
+        let byName = Dictionary(uniqueKeysWithValues: queues.map { ($0["name"] as! String, $0) })
+        for name in [topology.translateQueue, topology.sendQueue] {
+            let arguments = try #require(byName[name]?["arguments"] as? [String: Any])
+            #expect(arguments["x-queue-type"] as? String == "quorum")
+            #expect(arguments["x-delivery-limit"] as? Int == 10)
+            #expect(arguments["x-dead-letter-exchange"] as? String == topology.deadExchange)
+            #expect(arguments["x-dead-letter-strategy"] as? String == "at-least-once")
+            #expect(arguments["x-overflow"] as? String == "reject-publish")
+        }
+        let dead = try #require(byName[topology.deadQueue]?["arguments"] as? [String: Any])
+        #expect(dead["x-dead-letter-exchange"] == nil, "the DLQ is the end of the line")
+        for tier in topology.retryTiers {
+            let arguments = try #require(byName[topology.retryQueue(tier)]?["arguments"] as? [String: Any])
+            #expect(arguments["x-message-ttl"] as? Int == Int(tier.delay.components.seconds) * 1000)
+            #expect(arguments["x-dead-letter-exchange"] as? String == topology.pushExchange)
+        }
+        // Every binding joins things that are declared.
+        let exchanges = Set((definitions["exchanges"] as! [[String: Any]]).map { $0["name"] as! String })
+        for binding in definitions["bindings"] as! [[String: Any]] {
+            #expect(exchanges.contains(binding["source"] as! String))
+            #expect(byName[binding["destination"] as! String] != nil)
+        }
+    }
+}
