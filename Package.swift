@@ -8,6 +8,8 @@ let package = Package(
     products: [
         .executable(name: "liveline", targets: ["liveline"]),
         .executable(name: "liveline-bench", targets: ["liveline-bench"]),
+        .library(name: "LivelineModels", targets: ["LivelineModels"]),
+        .library(name: "LivelineCore", targets: ["LivelineCore"]),
         .library(name: "LivelineAMQP", targets: ["LivelineAMQP"]),
     ],
     dependencies: [
@@ -15,6 +17,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
+        // No dependencies at all: an iOS app imports this module to share the exact
+        // ActivityKit Codable shapes with the server.
+        .target(name: "LivelineModels"),
+        // Pure translation logic: Foundation only, no I/O.
+        .target(name: "LivelineCore", dependencies: ["LivelineModels"]),
         .systemLibrary(
             name: "CRabbitMQ",
             pkgConfig: "librabbitmq",
@@ -48,6 +55,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(name: "LivelineModelsTests", dependencies: ["LivelineModels"]),
+        .testTarget(
+            name: "LivelineCoreTests",
+            dependencies: ["LivelineCore", "LivelineModels"],
+            resources: [.copy("Golden")]
         ),
         .testTarget(
             name: "LivelineAMQPTests",

@@ -98,13 +98,11 @@ public final class AMQPConnection: Sendable {
 
     /// Starts consuming a queue with manual acks and the given prefetch (`basic.qos`).
     public func consume(queue: String, prefetch: UInt16 = 100) async throws -> AMQPConsumer {
-        let (stream, continuation) = AsyncThrowingStream<AMQPDelivery, Error>.makeStream()
-        let record = ConsumerRecord(
-            id: driver.nextConsumerID(), queue: queue, prefetch: prefetch, continuation: continuation)
+        let record = ConsumerRecord(id: driver.nextConsumerID(), queue: queue, prefetch: prefetch)
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, Error>) in
             driver.enqueue(.consume(record, done))
         }
-        return AMQPConsumer(queue: queue, id: record.id, stream: stream, connection: self)
+        return AMQPConsumer(queue: queue, id: record.id, buffer: record.deliveries, connection: self)
     }
 
     func cancelConsumer(id: UInt64, closeChannel: Bool) async {
@@ -201,18 +199,18 @@ final class ConsumerRecord: @unchecked Sendable {
     let id: UInt64
     let queue: String
     let prefetch: UInt16
-    let continuation: AsyncThrowingStream<AMQPDelivery, Error>.Continuation
+    let deliveries = DeliveryBuffer()
     let tag: String
     var channel: UInt16 = 0
     var active = true
     var finishPending = false
     var coalescer = AckCoalescer()
+    var lastDeliveredTag: UInt64 = 0
 
-    init(id: UInt64, queue: String, prefetch: UInt16, continuation: AsyncThrowingStream<AMQPDelivery, Error>.Continuation) {
+    init(id: UInt64, queue: String, prefetch: UInt16) {
         self.id = id
         self.queue = queue
         self.prefetch = prefetch
-        self.continuation = continuation
         self.tag = "liveline-\(id)-\(UUID().uuidString.prefix(8))"
     }
 }

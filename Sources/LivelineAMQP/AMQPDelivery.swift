@@ -70,11 +70,32 @@ public struct AMQPConsumer: AsyncSequence, Sendable {
     public typealias Element = AMQPDelivery
     public let queue: String
     let id: UInt64
-    let stream: AsyncThrowingStream<AMQPDelivery, Error>
+    let buffer: DeliveryBuffer
     let connection: AMQPConnection
 
-    public func makeAsyncIterator() -> AsyncThrowingStream<AMQPDelivery, Error>.AsyncIterator {
-        stream.makeAsyncIterator()
+    /// Iterate a consumer from one task at a time.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(buffer: buffer)
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        let buffer: DeliveryBuffer
+        private var batch: [AMQPDelivery] = []
+        private var index = 0
+
+        init(buffer: DeliveryBuffer) {
+            self.buffer = buffer
+        }
+
+        public mutating func next() async throws -> AMQPDelivery? {
+            if index == batch.count {
+                guard let taken = try await buffer.take() else { return nil }
+                batch = taken
+                index = 0
+            }
+            defer { index += 1 }
+            return batch[index]
+        }
     }
 
     /// Stops new deliveries (`basic.cancel`) but keeps the channel open, so deliveries already

@@ -102,8 +102,16 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         if wake { signal() }
     }
 
+    /// Settlements never wake the owner thread: while deliveries are unsettled it polls at a
+    /// short interval anyway (see `sleep`), so acks made within that interval go out as one
+    /// `multiple` ack instead of one frame and one wake-up each.
     func settle(_ settlement: Settlement) {
-        enqueue(.settle(settlement))
+        let accepted = mailbox.withLock { box in
+            guard !box.finished else { return false }
+            box.commands.append(.settle(settlement))
+            return true
+        }
+        _ = accepted  // after close the broker requeues it anyway
     }
 
     func requestClose(grace: Duration, _ continuation: CheckedContinuation<Void, Never>) {
@@ -128,7 +136,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         case .settle: break
         case .declare(_, let continuation): continuation.resume(throwing: error)
         case .consume(let record, let continuation):
-            record.continuation.finish()
+            record.deliveries.finish()
             continuation.resume(throwing: error)
         case .cancelConsumer(_, _, let continuation): continuation.resume()
         case .queueOperation(_, let continuation): continuation.resume(throwing: error)
@@ -201,7 +209,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         let framesRead = try readFrames()
         for record in consumers.values where record.finishPending && amqp_frames_enqueued(connection) == 0 {
             record.finishPending = false
-            record.continuation.finish()
+            record.deliveries.finish()
         }
         amqp_maybe_release_buffers(connection)
         try checkHeartbeat()
@@ -212,6 +220,10 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     }
 
     private var hasWaitingPublishes: Bool { waitingHead < waiting.count }
+
+    private var hasUnsettledDeliveries: Bool {
+        consumers.values.contains { $0.channel != 0 && $0.lastDeliveredTag >= $0.coalescer.settledBelow }
+    }
 
     private var canSendMore: Bool {
         hasWaitingPublishes && !blocked && socketWritable && confirms.count < configuration.maxUnconfirmedPublishes
@@ -236,7 +248,8 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         ]
         // Wake often enough to send heartbeats and to notice a silent broker.
         let heartbeatMS = Int32(configuration.heartbeat.seconds * 1000)
-        let timeout = closing ? 50 : (heartbeatMS > 0 ? min(1000, max(50, heartbeatMS / 4)) : 1000)
+        let idle = heartbeatMS > 0 ? min(1000, max(50, heartbeatMS / 4)) : 1000
+        let timeout: Int32 = closing ? 50 : (hasUnsettledDeliveries ? 2 : idle)
         _ = poll(&fds, 2, timeout)
         mailbox.withLock { $0.sleeping = false }
         if fds[0].revents & Int16(POLLIN) != 0 {
@@ -415,6 +428,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         waitingHead = 0
         for record in consumers.values {
             record.coalescer = AckCoalescer()
+            record.lastDeliveredTag = 0
             record.channel = 0
         }
         setState(.reconnecting(attempt: 0, lastError: error.description))
@@ -433,7 +447,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         for pending in waiting[waitingHead...] { pending.completion.settle(index: pending.index, error: closed) }
         waiting.removeAll()
         waitingHead = 0
-        for record in consumers.values { record.continuation.finish() }
+        for record in consumers.values { record.deliveries.finish() }
         consumers.removeAll()
         let (commands, waiters) = mailbox.withLock { box in
             box.finished = true
@@ -472,7 +486,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
                 consumers[record.id] = record
                 continuation.resume()
             } catch {
-                record.continuation.finish(throwing: error)
+                record.deliveries.finish(throwing: error)
                 continuation.resume(throwing: error)
                 if error.isConnectionLevel { throw error }
             }
@@ -560,6 +574,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         try check(reply: amqp_get_rpc_reply(connection), channel: channel, "consume \(record.queue)")
         record.channel = channel
         record.coalescer = AckCoalescer()
+        record.lastDeliveredTag = 0
         consumerByChannel[channel] = record.id
     }
 
@@ -567,7 +582,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         record.active = false
         guard let connection, record.channel != 0 else {
             consumers[record.id] = nil
-            record.continuation.finish()
+            record.deliveries.finish()
             return
         }
         if closeChannel {
@@ -576,7 +591,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             try flushAcks(record)
             let reply = amqp_channel_close(connection, record.channel, Int32(AMQP_REPLY_SUCCESS))
             try check(reply: reply, channel: record.channel, "channel.close")
-            record.continuation.finish()
+            record.deliveries.finish()
         } else {
             arena.reset()
             defer { arena.reset() }
@@ -691,26 +706,26 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         case AMQP_FRAME_METHOD:
             try handleMethod(frame.payload.method, channel: channel)
         case AMQP_FRAME_HEADER:
-            guard var assembly = assembling[channel] else { return }
+            // Taken out of the dictionary, not copied, so appending to the body never
+            // triggers a copy-on-write of it.
+            guard var assembly = assembling.removeValue(forKey: channel) else { return }
             if let decoded = frame.payload.properties.decoded {
                 assembly.properties = AMQPProperties(decoded.assumingMemoryBound(to: amqp_basic_properties_t.self).pointee)
             }
             assembly.expected = Int(frame.payload.properties.body_size)
             assembly.body.reserveCapacity(assembly.expected)
             if assembly.expected == 0 {
-                assembling[channel] = nil
                 complete(assembly, channel: channel)
             } else {
                 assembling[channel] = assembly
             }
         case AMQP_FRAME_BODY:
-            guard var assembly = assembling[channel] else { return }
+            guard var assembly = assembling.removeValue(forKey: channel) else { return }
             let fragment = frame.payload.body_fragment
             if let bytes = fragment.bytes, fragment.len > 0 {
                 assembly.body.append(bytes.assumingMemoryBound(to: UInt8.self), count: fragment.len)
             }
             if assembly.body.count >= assembly.expected {
-                assembling[channel] = nil
                 complete(assembly, channel: channel)
             } else {
                 assembling[channel] = assembly
@@ -759,7 +774,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             record.active = false
             consumers[id] = nil
             logger.warning("AMQP broker cancelled a consumer", metadata: ["amqp.queue": "\(record.queue)"])
-            record.continuation.finish(
+            record.deliveries.finish(
                 throwing: AMQPError(
                     .consumerCancelled, "the broker cancelled the consumer of queue \(record.queue) (deleted or moved)"))
         case LIVELINE_CONNECTION_BLOCKED:
@@ -792,7 +807,8 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
                 body: assembly.body, properties: assembly.properties ?? AMQPProperties(persistent: false),
                 exchange: exchange, routingKey: routingKey, redelivered: redelivered, deliveryTag: tag,
                 queue: record.queue, channel: channel, generation: generation, settler: self)
-            record.continuation.yield(delivery)
+            record.lastDeliveredTag = tag
+            record.deliveries.yield(delivery)
         case .returned(let error):
             // The broker sends basic.return before the confirm of the same publish; match it by
             // message id to the oldest unconfirmed publish not yet marked.

@@ -1,0 +1,14 @@
+import Foundation
+
+/// The one encoder configuration Liveline uses for bytes it sends or stores.
+///
+/// Only key order and slash escaping differ from `JSONEncoder()`; date and data
+/// strategies stay at their defaults because ActivityKit decodes with the defaults
+/// (Date = seconds since 2001-01-01, ClosedRange = two-element array).
+enum CanonicalJSON {
+    static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+}

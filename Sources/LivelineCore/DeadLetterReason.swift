@@ -1,0 +1,62 @@
+/// Why a job or event went to `liveline.dead`. Shared by every layer.
+///
+/// The raw value is the canonical string stored with the dead letter: the kebab-case
+/// Liveline reasons, or the APNs `reason` verbatim (e.g. `BadDeviceToken`), which is
+/// CamelCase and so never collides with a Liveline reason.
+public enum DeadLetterReason: Hashable, Sendable, RawRepresentable, Codable, CustomStringConvertible {
+    /// Past the per-activity priority-10 hard cap.
+    case overBudget
+    /// The payload as sent would exceed 4096 bytes.
+    case payloadTooLarge
+    /// The event could not be read (envelope, fields, domain, status, size).
+    case invalidEvent
+    /// The content-state or attributes do not match the domain's model.
+    case schemaMismatch
+    /// Transient APNs failures outlasted every retry tier.
+    case retriesExhausted
+    /// The job's expiration (stale date) passed before it could be sent.
+    case expired
+    /// An APNs rejection, with APNs's reason string.
+    case apns(String)
+
+    /// Reads a canonical string; any string that is not a Liveline reason is taken
+    /// as an APNs reason.
+    public init(rawValue: String) {
+        switch rawValue {
+        case "over-budget": self = .overBudget
+        case "payload-too-large": self = .payloadTooLarge
+        case "invalid-event": self = .invalidEvent
+        case "schema-mismatch": self = .schemaMismatch
+        case "retries-exhausted": self = .retriesExhausted
+        case "expired": self = .expired
+        default: self = .apns(rawValue)
+        }
+    }
+
+    /// The canonical string.
+    public var rawValue: String {
+        switch self {
+        case .overBudget: "over-budget"
+        case .payloadTooLarge: "payload-too-large"
+        case .invalidEvent: "invalid-event"
+        case .schemaMismatch: "schema-mismatch"
+        case .retriesExhausted: "retries-exhausted"
+        case .expired: "expired"
+        case .apns(let reason): reason
+        }
+    }
+
+    /// The canonical string.
+    public var description: String { rawValue }
+
+    /// Decodes from the canonical string.
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    /// Encodes as the canonical string.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}

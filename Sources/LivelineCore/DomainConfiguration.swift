@@ -1,0 +1,62 @@
+/// One domain: its routing name, contract, ActivityKit type, app and policy.
+///
+/// A new domain is a new `DomainConfiguration` with `kind: generic`, no code.
+///
+/// JSON keys: `name`, `kind`, `attributesType`, `bundleId` (required), `delivery`
+/// (default `deviceTokens`), `policy` (default: an empty ``DomainPolicy``).
+public struct DomainConfiguration: Hashable, Sendable {
+    /// The routing prefix and CloudEvents `type` prefix, e.g. `ride`.
+    public var name: String
+    /// The content-state contract.
+    public var kind: DomainKind
+    /// The ActivityKit `attributes-type`: the Swift type name of the app's
+    /// `ActivityAttributes`, e.g. `RideAttributes`.
+    public var attributesType: String
+    /// The app's bundle id; the APNs topic is `<bundleId>.push-type.liveactivity`.
+    public var bundleId: String
+    /// Device tokens or a broadcast channel.
+    public var delivery: DeliveryMode
+    /// The push policy.
+    public var policy: DomainPolicy
+
+    /// Creates a domain configuration.
+    public init(name: String, kind: DomainKind, attributesType: String, bundleId: String, delivery: DeliveryMode = .deviceTokens, policy: DomainPolicy) {
+        self.name = name
+        self.kind = kind
+        self.attributesType = attributesType
+        self.bundleId = bundleId
+        self.delivery = delivery
+        self.policy = policy
+    }
+
+    /// The `apns-topic` for device-token pushes.
+    public var apnsTopic: String { "\(bundleId).push-type.liveactivity" }
+}
+
+extension DomainConfiguration: Codable {
+    private enum Keys: String, CodingKey { case name, kind, attributesType, bundleId, delivery, policy }
+
+    /// Decodes with the documented defaults for absent keys.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            name: try container.decode(String.self, forKey: .name),
+            kind: try container.decode(DomainKind.self, forKey: .kind),
+            attributesType: try container.decode(String.self, forKey: .attributesType),
+            bundleId: try container.decode(String.self, forKey: .bundleId),
+            delivery: try container.decodeIfPresent(DeliveryMode.self, forKey: .delivery) ?? .deviceTokens,
+            policy: try container.decodeIfPresent(DomainPolicy.self, forKey: .policy) ?? DomainPolicy()
+        )
+    }
+
+    /// Encodes every key.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(attributesType, forKey: .attributesType)
+        try container.encode(bundleId, forKey: .bundleId)
+        try container.encode(delivery, forKey: .delivery)
+        try container.encode(policy, forKey: .policy)
+    }
+}

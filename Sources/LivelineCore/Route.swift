@@ -1,0 +1,64 @@
+/// Where the pushes of one event go and which ActivityKit event they carry.
+struct Route: Hashable, Sendable {
+    var targets: [PushTarget]
+    var event: PushEvent
+    var consumedPushToStart: String?
+}
+
+/// Why an event has nowhere to go.
+struct RouteDrop: Error, Hashable, Sendable {
+    var reason: DropReason
+    var message: String
+}
+
+extension Translator {
+    /// Picks the targets: the channel for channel domains; otherwise every valid
+    /// update token; otherwise a push-to-start when allowed; otherwise nothing.
+    static func route(
+        event: DomainEvent, isTerminal: Bool, previous: ActivitySnapshot?, snapshot: ActivitySnapshot,
+        tokens: TokenSnapshot, preferences: UserPreferences, configuration: DomainConfiguration, notes: inout [String]
+    ) -> Result<Route, RouteDrop> {
+        let updateOrEnd: PushEvent = isTerminal ? .end : .update
+        if configuration.delivery == .channel {
+            // Broadcast reaches every subscriber; one user's preferences do not apply.
+            guard let channelId = tokens.channelId, !channelId.isEmpty else {
+                return .failure(RouteDrop(reason: .noTarget, message: "domain \(configuration.name) delivers by channel and activity \(event.activityId) has no channel id"))
+            }
+            return .success(Route(targets: [.channel(id: channelId)], event: updateOrEnd))
+        }
+        guard preferences.activitiesEnabled else {
+            return .failure(RouteDrop(reason: .activitiesDisabled, message: "user \(event.userId) has Live Activities turned off"))
+        }
+
+        var valid: [String] = []
+        for token in Set(tokens.updateTokens.map { $0.lowercased() }).sorted() {
+            if DeviceToken.isValid(token) { valid.append(token) } else { notes.append("skipped malformed update token \(token.prefix(8))…") }
+        }
+        if !valid.isEmpty {
+            return .success(Route(targets: valid.map { .device(token: $0, kind: .update) }, event: updateOrEnd))
+        }
+
+        let noTarget = { (why: String) in Result<Route, RouteDrop>.failure(RouteDrop(reason: .noTarget, message: why)) }
+        if isTerminal {
+            return noTarget("no update token; an activity is not started only to end it")
+        }
+        if previous?.pushToStartSentAt != nil {
+            // A second start would create a second activity on the device.
+            return noTarget("push-to-start already sent; waiting for the new activity's update token")
+        }
+        guard let startToken = tokens.pushToStartToken else {
+            return noTarget("no update token and no push-to-start token for \(configuration.attributesType)")
+        }
+        guard DeviceToken.isValid(startToken.lowercased()) else {
+            return noTarget("push-to-start token \(startToken.prefix(8))… is malformed")
+        }
+        guard configuration.policy.pushToStartAlert != nil else {
+            return noTarget("push-to-start is disabled for domain \(configuration.name) (no pushToStartAlert)")
+        }
+        guard snapshot.attributes != nil else {
+            return noTarget("push-to-start needs attributes and none were ever sent for activity \(event.activityId)")
+        }
+        let token = startToken.lowercased()
+        return .success(Route(targets: [.device(token: token, kind: .pushToStart)], event: .start, consumedPushToStart: startToken))
+    }
+}

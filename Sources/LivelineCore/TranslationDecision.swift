@@ -1,0 +1,48 @@
+/// What the translator decided for one event. The service acts on it: publish the
+/// jobs, store the snapshot, delete a consumed token, or dead-letter.
+public enum TranslationDecision: Hashable, Sendable {
+    /// Publish these jobs, then store the new snapshot and budget.
+    case send(Send)
+    /// Publish nothing. Store `newSnapshot` when present (the state was applied).
+    case drop(Drop)
+    /// Dead-letter the event; store nothing.
+    case deadLetter(Rejection)
+
+    /// Jobs to publish.
+    public struct Send: Hashable, Sendable {
+        /// One job per target, all with the same payload bytes.
+        public var jobs: [PushJob]
+        /// The activity after this event.
+        public var newSnapshot: ActivitySnapshot
+        /// The budget after this event.
+        public var newBudget: BudgetUsage
+        /// The push-to-start token used by a start: delete it once the job is
+        /// published (iOS issues a new one).
+        public var consumedPushToStart: String?
+        /// Why each choice was made, for `liveline trace`.
+        public var traceNotes: [String]
+    }
+
+    /// Nothing to publish.
+    public struct Drop: Hashable, Sendable {
+        /// Why.
+        public var reason: DropReason
+        /// A human explanation.
+        public var message: String
+        /// The activity with the event applied, when the state should still be
+        /// stored (`noTarget`, `activitiesDisabled`, `pastLifetime`); nil otherwise.
+        public var newSnapshot: ActivitySnapshot?
+        /// Why each choice was made.
+        public var traceNotes: [String]
+    }
+
+    /// The event cannot be delivered.
+    public struct Rejection: Error, Hashable, Sendable {
+        /// The canonical reason.
+        public var reason: DeadLetterReason
+        /// A human explanation.
+        public var message: String
+        /// Why each choice was made.
+        public var traceNotes: [String]
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+extension Translator {
+    /// Decides what to send for one event.
+    ///
+    /// - Parameters:
+    ///   - event: the parsed event.
+    ///   - activity: the stored activity, or nil when this is its first event.
+    ///   - tokens: the activity's update tokens, the user's push-to-start token for
+    ///     the domain's attributes type, and the channel id.
+    ///   - preferences: the user's Live Activity authorization.
+    ///   - budget: the activity's priority-10 usage in the current window.
+    ///   - now: the current time (budget window, 8-hour lifetime).
+    public func translate(
+        event: DomainEvent, activity: ActivitySnapshot?, tokens: TokenSnapshot,
+        preferences: UserPreferences, budget: BudgetUsage, now: Date
+    ) -> TranslationDecision {
+        var notes: [String] = []
+        guard let domain = domains[event.domain] else {
+            return .deadLetter(.init(reason: .invalidEvent, message: EventError.unknownDomain(event.domain).message, traceNotes: notes))
+        }
+        let configuration = domain.configuration
+        let nowTime = EventTime(now)
+        if let activity, activity.domain != event.domain || activity.userId != event.userId {
+            let message = "activity \(activity.id) belongs to domain \(activity.domain) and user \(activity.userId), "
+                + "not \(event.domain) and \(event.userId)"
+            return .deadLetter(.init(reason: .invalidEvent, message: message, traceNotes: notes))
+        }
+        if let (reason, message) = LifecycleGuard.orderingDrop(event: event, activity: activity) {
+            return .drop(.init(reason: reason, message: message, newSnapshot: nil, traceNotes: notes))
+        }
+
+        let statusPolicy = configuration.policy.policy(for: event.status)
+        var snapshot = Self.applying(event, to: activity, attributesType: configuration.attributesType, isTerminal: statusPolicy.isTerminal)
+        let startedAt = snapshot.startedAt ?? event.time
+        if LifecycleGuard.isPastLifetime(startedAt: startedAt, event: event, now: nowTime) {
+            snapshot.endedAt = startedAt.adding(seconds: LifecycleGuard.lifetimeSeconds)
+            snapshot.endReason = "lifetime"
+            let message = "activity started at \(startedAt); iOS ended it after 8 hours, so nothing more is sent"
+            return .drop(.init(reason: .pastLifetime, message: message, newSnapshot: snapshot, traceNotes: notes))
+        }
+
+        let route: Route
+        switch Self.route(event: event, isTerminal: statusPolicy.isTerminal, previous: activity, snapshot: snapshot,
+                          tokens: tokens, preferences: preferences, configuration: configuration, notes: &notes) {
+        case .success(let found): route = found
+        case .failure(let drop):
+            return .drop(.init(reason: drop.reason, message: drop.message, newSnapshot: snapshot, traceNotes: notes))
+        }
+
+        var style = PushStyle.choose(for: route.event, event: event, previous: activity, policy: configuration.policy)
+        notes.append(style.note)
+        let newBudget: BudgetUsage
+        switch Self.spendBudget(budget, style: &style, pushEvent: route.event, event: event,
+                                configuration: configuration, preferences: preferences, now: nowTime, notes: &notes) {
+        case .success(let usage): newBudget = usage
+        case .failure(let rejection): return .deadLetter(rejection)
+        }
+
+        let fields: APSFields
+        let payload: Data
+        switch Self.payload(for: event, route: route, style: style, previous: activity, snapshot: snapshot,
+                            statusPolicy: statusPolicy, contract: domain.contract, notes: &notes) {
+        case .success(let built): (fields, payload) = built
+        case .failure(let rejection): return .deadLetter(rejection)
+        }
+
+        snapshot.lastPushTimestamp = fields.timestamp
+        if route.event == .start { snapshot.pushToStartSentAt = event.time }
+        let jobs = route.targets.map { target in
+            let jobId = JobIdentity.jobId(eventId: event.id, target: target)
+            return PushJob(
+                jobId: jobId, apnsId: JobIdentity.apnsId(jobId: jobId), activityId: event.activityId,
+                domain: event.domain, eventId: event.id, eventTime: event.time, userId: event.userId,
+                attributesType: snapshot.attributesType, target: target, bundleId: configuration.bundleId,
+                priority: style.priority, expiration: fields.staleDate, event: route.event, payload: payload,
+                isTerminal: route.event == .end, sequence: event.time.millisecondsSince1970
+            )
+        }
+        notes.append("\(jobs.count) job(s): \(route.targets.map(\.logDescription).joined(separator: ", "))")
+        return .send(.init(
+            jobs: jobs, newSnapshot: snapshot, newBudget: newBudget,
+            consumedPushToStart: route.consumedPushToStart, traceNotes: notes
+        ))
+    }
+
+    /// The activity with the event applied.
+    static func applying(_ event: DomainEvent, to activity: ActivitySnapshot?, attributesType: String, isTerminal: Bool) -> ActivitySnapshot {
+        var snapshot = activity ?? ActivitySnapshot(
+            id: event.activityId, domain: event.domain, attributesType: attributesType, userId: event.userId
+        )
+        if let attributes = event.attributes { snapshot.attributes = attributes }
+        snapshot.lastContentState = event.contentState
+        snapshot.lastStatus = event.status
+        snapshot.lastEventId = event.id
+        snapshot.lastEventTime = event.time
+        if snapshot.startedAt == nil { snapshot.startedAt = event.time }
+        if isTerminal {
+            snapshot.endedAt = event.time
+            snapshot.endReason = event.status
+        }
+        return snapshot
+    }
+}

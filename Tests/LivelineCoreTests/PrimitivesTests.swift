@@ -1,0 +1,83 @@
+import Foundation
+@testable import LivelineCore
+import Testing
+
+/// SHA-1, RFC 3339, reasons, alert templates, JSON values.
+@Suite("Primitives")
+struct PrimitivesTests {
+    @Test(arguments: [
+        ("", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+        ("abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),
+        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
+    ])
+    func sha1Vectors(input: String, digest: String) {
+        #expect(SHA1.hex(SHA1.hash(Array(input.utf8))) == digest)
+    }
+
+    @Test func sha1OfAMillionAs() {
+        #expect(SHA1.hex(SHA1.hash([UInt8](repeating: 0x61, count: 1_000_000))) == "34aa973cd4c4daa4f61eeb2bdbad27316534016f")
+    }
+
+    @Test(arguments: [
+        ("2026-11-21T10:00:00Z", 1_795_255_200_000),
+        ("2026-11-21T10:00:00.120Z", 1_795_255_200_120),
+        ("2026-11-21T10:00:00.1Z", 1_795_255_200_100),
+        ("2026-11-21T10:00:00.123456789Z", 1_795_255_200_123),
+        ("2026-11-21T12:00:00+02:00", 1_795_255_200_000),
+        ("2026-11-21t10:00:00z", 1_795_255_200_000),
+        ("1970-01-01T00:00:00Z", 0),
+        ("1969-12-31T23:59:59.500Z", -500),
+        ("2024-02-29T00:00:00Z", 1_709_164_800_000),
+    ] as [(String, Int64)])
+    func rfc3339Parses(text: String, millis: Int64) {
+        #expect(RFC3339.parse(text)?.millisecondsSince1970 == millis)
+    }
+
+    @Test(arguments: [
+        "", "2026-11-21", "2026-11-21T10:00:00", "2026-13-01T00:00:00Z", "2025-02-29T00:00:00Z",
+        "2026-11-21T24:00:00Z", "2026-11-21T10:00:00.Z", "2026-11-21T10:00:00+2:00", "2026-11-21T10:00:00Zjunk",
+        "２０２６-11-21T10:00:00Z",
+    ])
+    func rfc3339Rejects(text: String) {
+        #expect(RFC3339.parse(text) == nil)
+    }
+
+    @Test func rfc3339FormatsUTCWithMilliseconds() {
+        #expect(RFC3339.format(EventTime(millisecondsSince1970: 1_795_255_200_120)) == "2026-11-21T10:00:00.120Z")
+        #expect(RFC3339.format(EventTime(millisecondsSince1970: -500)) == "1969-12-31T23:59:59.500Z")
+        #expect(EventTime(millisecondsSince1970: -500).unixSeconds == -1)
+    }
+
+    @Test func deadLetterReasonStrings() throws {
+        let reasons: [DeadLetterReason] = [.overBudget, .payloadTooLarge, .invalidEvent, .schemaMismatch, .retriesExhausted, .expired, .apns("BadDeviceToken")]
+        #expect(reasons.map(\.rawValue) == ["over-budget", "payload-too-large", "invalid-event", "schema-mismatch", "retries-exhausted", "expired", "BadDeviceToken"])
+        for reason in reasons {
+            #expect(DeadLetterReason(rawValue: reason.rawValue) == reason)
+            #expect(try JSONDecoder().decode(DeadLetterReason.self, from: JSONEncoder().encode(reason)) == reason)
+        }
+        #expect(String(decoding: try JSONEncoder().encode(DeadLetterReason.overBudget), as: UTF8.self) == #""over-budget""#)
+    }
+
+    @Test func alertPlaceholders() {
+        let rendering = AlertRendering(
+            message: nil,
+            contentState: .object(["score": .integer(3), "name": .string("Ana"), "empty": .string("")]),
+            attributes: .object(["team": .object(["abbr": .string("ARS")])])
+        )
+        var unresolved: [String] = []
+        let alert = rendering.render(
+            AlertTemplate(title: "{name} {score} {team.abbr}", body: "{message|No news} {empty|none} {missing} {open", sound: nil),
+            unresolved: &unresolved
+        )
+        #expect(alert.title == "Ana 3 ARS")
+        #expect(alert.body == "No news none  {open")
+        #expect(unresolved == ["missing"])
+    }
+
+    @Test func jsonValueKeepsIntegersApart() throws {
+        let value = try JSONValue.parse(Data(#"{"a":1,"b":1.5,"c":[true,null,"x"],"d":{}}"#.utf8))
+        #expect(value["a"] == .integer(1))
+        #expect(value["b"] == .double(1.5))
+        #expect(String(decoding: try JSONValue.encoded(value), as: UTF8.self) == #"{"a":1,"b":1.5,"c":[true,null,"x"],"d":{}}"#)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import LivelineCore
+import Testing
+
+/// Job identity, fields and JSON encoding.
+@Suite("Push jobs")
+struct PushJobTests {
+    @Test func idsAreStableAcrossRedelivery() throws {
+        var first = ActivityRun()
+        var second = ActivityRun()
+        let a = try Fixtures.sent(try first.apply("ride-arrived"))
+        // Same event translated again later (redelivery to another worker).
+        let b = try Fixtures.sent(try second.apply("ride-arrived", now: Fixtures.base.addingTimeInterval(400)))
+        #expect(a.jobs.map(\.jobId) == b.jobs.map(\.jobId))
+        #expect(a.jobs.map(\.apnsId) == b.jobs.map(\.apnsId))
+        #expect(a.jobs.map(\.payload) == b.jobs.map(\.payload))
+        #expect(Set(a.jobs.map(\.apnsId)).count == a.jobs.count)
+    }
+
+    @Test func jobIdDependsOnEventAndTarget() {
+        let target = PushTarget.device(token: Fixtures.tokenA, kind: .update)
+        let id = JobIdentity.jobId(eventId: "e-1", target: target)
+        #expect(id.count == 40)
+        #expect(id == JobIdentity.jobId(eventId: "e-1", target: .device(token: Fixtures.tokenA.uppercased(), kind: .update)))
+        #expect(id != JobIdentity.jobId(eventId: "e-2", target: target))
+        #expect(id != JobIdentity.jobId(eventId: "e-1", target: .device(token: Fixtures.tokenA, kind: .pushToStart)))
+        #expect(!id.contains(Fixtures.tokenA.prefix(16)))
+    }
+
+    @Test func apnsIdIsAVersion5UUID() throws {
+        // RFC 4122 test vector as produced by Python's uuid.uuid5(NAMESPACE_DNS, "python.org").
+        let dns = try #require(UUID(uuidString: "6ba7b810-9dad-11d1-80b4-00c04fd430c8"))
+        #expect(JobIdentity.nameBasedUUID(namespace: dns, name: "python.org").uuidString.lowercased()
+            == "886313e1-3b8a-5372-9b90-0c9aee199e5d")
+        let apnsId = JobIdentity.apnsId(jobId: "abc").uuidString.lowercased()
+        #expect(Array(apnsId)[14] == "5")
+    }
+
+    @Test func jobFieldsForAnAlertingUpdate() throws {
+        var run = ActivityRun()
+        _ = try run.apply("ride-assigned")
+        let send = try Fixtures.sent(try run.apply("ride-arrived"))
+        let job = try #require(send.jobs.first)
+        #expect(job.activityId == "r-123")
+        #expect(job.domain == "ride")
+        #expect(job.eventId == "ride-evt-003")
+        #expect(job.userId == "u-9")
+        #expect(job.attributesType == "RideAttributes")
+        #expect(job.bundleId == Fixtures.bundleId)
+        #expect(job.apnsTopic == "com.example.liveline.push-type.liveactivity")
+        #expect(job.priority == .high)
+        #expect(job.expiration == 1_795_255_800)
+        #expect(job.event == .update)
+        #expect(!job.isTerminal)
+        #expect(job.sequence == 1_795_255_500_120)
+        #expect(job.eventTime.description == "2026-11-21T10:05:00.120Z")
+    }
+
+    @Test func prioritiesFollowThePolicy() throws {
+        var run = ActivityRun()
+        let priorities = try ["ride-assigned", "ride-eta-tick", "ride-arrived", "ride-completed"].map { name in
+            try Fixtures.sent(try run.apply(name)).jobs[0].priority
+        }
+        #expect(priorities == [.low, .low, .high, .high])
+
+        var score = ActivityRun()
+        let scorePriorities = try ["score-scheduled", "score-kickoff", "score-clock", "score-goal", "score-final"].map { name in
+            try Fixtures.sent(try score.apply(name)).jobs[0].priority
+        }
+        #expect(scorePriorities == [.low, .high, .low, .high, .high])
+    }
+
+    @Test func endsHaveNoExpiration() throws {
+        var run = ActivityRun()
+        _ = try run.apply("ride-assigned")
+        let end = try Fixtures.sent(try run.apply("ride-completed"))
+        #expect(end.jobs.allSatisfy { $0.expiration == nil && $0.isTerminal && $0.event == .end })
+    }
+
+    @Test func jsonEncodingIsDocumentedAndRoundTrips() throws {
+        var run = ActivityRun()
+        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA])
+        let job = try #require(try Fixtures.sent(try run.apply("ride-arrived")).jobs.first)
+        let data = try JSONEncoder().encode(job)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(Set(object.keys) == [
+            "jobId", "apnsId", "activityId", "domain", "eventId", "eventTime", "userId", "attributesType", "target",
+            "bundleId", "apnsTopic", "priority", "expiration", "event", "payload", "isTerminal", "sequence",
+        ])
+        #expect(object["eventTime"] as? String == "2026-11-21T10:05:00.120Z")
+        #expect(object["priority"] as? Int == 10)
+        #expect(object["event"] as? String == "update")
+        #expect(object["payload"] as? String == job.payload.base64EncodedString())
+        #expect(object["apnsId"] as? String == job.apnsId.uuidString.lowercased())
+        let target = try #require(object["target"] as? [String: Any])
+        #expect((target["device"] as? [String: Any])?["kind"] as? String == "update")
+        #expect(try JSONDecoder().decode(PushJob.self, from: data) == job)
+
+        let channel = PushTarget.channel(id: "abc=")
+        #expect(try JSONDecoder().decode(PushTarget.self, from: JSONEncoder().encode(channel)) == channel)
+    }
+
+    @Test func supersedeOnlyReplacesOlderUpdates() throws {
+        var run = ActivityRun()
+        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA])
+        let assigned = try #require(try Fixtures.sent(try run.apply("ride-assigned")).jobs.first)
+        let tick = try #require(try Fixtures.sent(try run.apply("ride-eta-tick")).jobs.first)
+        let end = try #require(try Fixtures.sent(try run.apply("ride-completed")).jobs.first)
+        #expect(tick.supersedes(assigned))
+        #expect(!assigned.supersedes(tick))
+        #expect(end.supersedes(tick))
+        #expect(!tick.supersedes(end))
+    }
+}

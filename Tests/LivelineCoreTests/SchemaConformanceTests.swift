@@ -1,0 +1,114 @@
+import Foundation
+import LivelineCore
+import LivelineModels
+import Testing
+
+/// The JSON Schemas in docs/schemas describe what the parser and the models accept:
+/// every golden event conforms, broken events do not, and each schema's `required`
+/// lists match the parser's and the Swift models' keys.
+@Suite("Event schemas")
+struct SchemaConformanceTests {
+    static let schemaDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("docs/schemas")
+
+    let validator = SchemaValidator(directory: schemaDirectory)
+
+    static let goldenEvents: [(String, String)] = [
+        "ride-assigned", "ride-eta-tick", "ride-arrived", "ride-completed", "ride-cancelled", "ride-failed",
+        "delivery-confirmed", "delivery-picked-up", "delivery-delivered", "delivery-cancelled",
+        "score-scheduled", "score-kickoff", "score-clock", "score-goal", "score-final", "score-postponed",
+        "flight-boarding", "flight-departed", "flight-landed",
+    ].map { name in
+        let prefix = String(name.prefix { $0 != "-" })
+        return (name, prefix == "flight" ? "generic" : prefix)
+    }
+
+    func json(_ data: Data) throws -> JSONValue { try JSONValue.parse(data) }
+
+    /// Replaces the value at a path of object keys.
+    func setting(_ value: JSONValue?, at path: [String], in root: JSONValue) -> JSONValue {
+        guard let key = path.first, case .object(var members) = root else { return root }
+        if path.count == 1 {
+            members[key] = value
+        } else {
+            members[key] = setting(value, at: Array(path.dropFirst()), in: members[key] ?? .object([:]))
+        }
+        return .object(members)
+    }
+
+    @Test(arguments: goldenEvents)
+    func goldenEventConforms(event: String, schema: String) throws {
+        let instance = try json(Fixtures.eventBody(event))
+        let errors = try validator.validate(instance, schemaFile: "\(schema).schema.json")
+        #expect(errors.isEmpty, "\(event): \(errors)")
+        // And the parser agrees.
+        #expect(throws: Never.self) { try Fixtures.translator.parse(Fixtures.eventBody(event)) }
+    }
+
+    @Test func brokenEventsDoNotConform() throws {
+        var event = try json(Fixtures.eventBody("ride-arrived"))
+        event = setting(.string("teleporting"), at: ["data", "contentState", "status"], in: event)
+        event = setting(nil, at: ["data", "userId"], in: event)
+        event = setting(.string("0.3"), at: ["specversion"], in: event)
+        let errors = try validator.validate(event, schemaFile: "ride.schema.json")
+        #expect(errors.contains { $0.contains("specversion") })
+        #expect(errors.contains { $0.contains("userId") })
+        #expect(errors.contains { $0.contains("status") })
+
+        // A range sent as a {lowerBound, upperBound} dictionary is the classic mistake.
+        let range: JSONValue = .object(["lowerBound": .integer(1), "upperBound": .integer(2)])
+        let delivery = setting(range, at: ["data", "contentState", "estimatedDeliveryTime"], in: try json(Fixtures.eventBody("delivery-confirmed")))
+        #expect(try !validator.validate(delivery, schemaFile: "delivery.schema.json").isEmpty)
+        #expect(throws: EventError.self) { try Fixtures.translator.parse(JSONValue.encoded(delivery)) }
+    }
+
+    func required(_ schema: JSONValue, _ path: [String]) -> Set<String>? {
+        strings(schema, path).map(Set.init)
+    }
+
+    func strings(_ schema: JSONValue, _ path: [String]) -> [String]? {
+        var node: JSONValue? = schema
+        for key in path { node = node?[key] }
+        guard case .array(let items) = node else { return nil }
+        return items.compactMap(\.stringValue)
+    }
+
+    func keys<T: Encodable>(of value: T) throws -> Set<String> {
+        let object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(value))
+        return Set((object as? [String: Any])?.keys.map { $0 } ?? [])
+    }
+
+    @Test func requiredKeysMatchTheParserAndTheModels() throws {
+        let envelope = try validator.load("envelope.schema.json")
+        #expect(required(envelope, ["required"]) == ["specversion", "id", "source", "type", "time", "data"])
+        #expect(required(envelope, ["$defs", "data", "required"]) == ["activityId", "userId", "contentState"])
+
+        let ride = try validator.load("ride.schema.json")
+        let rideState = RideAttributes.ContentState(
+            driverName: "", driverPhoto: "", vehicleDescription: "", etaStartSeconds: 0, etaEndSeconds: 0,
+            status: .driverAssigned, distanceRemaining: 0
+        )
+        #expect(required(ride, ["$defs", "contentState", "required"]) == (try keys(of: rideState)))
+        #expect(required(ride, ["$defs", "attributes", "required"])
+            == (try keys(of: RideAttributes(riderName: "", pickupLocation: "", dropoffLocation: ""))))
+
+        let delivery = try validator.load("delivery.schema.json")
+        let deliveryState = DeliveryAttributes.ContentState(driverName: "", estimatedDeliveryTime: Date()...Date(), currentStep: .confirmed)
+        #expect(required(delivery, ["$defs", "contentState", "required"]) == (try keys(of: deliveryState)))
+        #expect(required(delivery, ["$defs", "attributes", "required"]) == (try keys(of: DeliveryAttributes(orderNumber: 1, restaurantName: ""))))
+
+        let score = try validator.load("score.schema.json")
+        let scoreState = ScoreAttributes.ContentState(homeScore: 0, awayScore: 0, period: "", clock: "", status: .live)
+        #expect(required(score, ["$defs", "contentState", "required"]) == (try keys(of: scoreState)))
+        let team = ScoreAttributes.Team(name: "", abbreviation: "")
+        #expect(required(score, ["$defs", "attributes", "required"])
+            == (try keys(of: ScoreAttributes(gameId: "", league: "", homeTeam: team, awayTeam: team))))
+
+        // Enums list exactly the model's cases.
+        let enumValues = strings
+        #expect(enumValues(ride, ["$defs", "contentState", "properties", "status", "enum"]) == RideStatus.allCases.map(\.rawValue))
+        #expect(enumValues(delivery, ["$defs", "contentState", "properties", "currentStep", "enum"]) == DeliveryStep.allCases.map(\.rawValue))
+        #expect(enumValues(score, ["$defs", "contentState", "properties", "status", "enum"]) == GameStatus.allCases.map(\.rawValue))
+    }
+}
