@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "LivelineModels", targets: ["LivelineModels"]),
         .library(name: "LivelineCore", targets: ["LivelineCore"]),
         .library(name: "LivelineAMQP", targets: ["LivelineAMQP"]),
+        .library(name: "LivelineMessaging", targets: ["LivelineMessaging"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
