@@ -77,7 +77,7 @@ public struct AMQPTopology: Sendable, Hashable {
             },
         ]
         // The document is built from strings, numbers and booleans only, so this cannot fail.
-        return (try? JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys]))
+        return (try? JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]))
             ?? Data()
     }
 }

@@ -60,3 +60,18 @@ import Testing
         }
     }
 }
+
+@Suite struct DeployDefinitionsTests {
+    /// deploy/rabbitmq/definitions.json is what docker-compose and the cluster import; it must
+    /// be exactly what `liveline topology` prints, or the broker and the workers disagree.
+    @Test func committedDefinitionsMatchTheCode() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let committed = try Data(contentsOf: root.appendingPathComponent("deploy/rabbitmq/definitions.json"))
+        let generated = LivelineTopology().amqp.definitionsJSON()
+        #expect(
+            String(decoding: committed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                == String(decoding: generated, as: UTF8.self),
+            "regenerate with: swift run liveline topology > deploy/rabbitmq/definitions.json")
+    }
+}
