@@ -2,20 +2,50 @@
 import PackageDescription
 
 // Dependencies point one way: models ← core ← (amqp, apns, store) ← services ← executables.
+
+/// `any` spelled out for existentials, so protocol-typed values are visible at a glance.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
 let package = Package(
     name: "Liveline",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "liveline", targets: ["liveline"]),
         .executable(name: "liveline-bench", targets: ["liveline-bench"]),
+        .executable(name: "apns-bench", targets: ["apns-bench"]),
+        .executable(name: "store-bench", targets: ["store-bench"]),
         .library(name: "LivelineModels", targets: ["LivelineModels"]),
         .library(name: "LivelineCore", targets: ["LivelineCore"]),
         .library(name: "LivelineAMQP", targets: ["LivelineAMQP"]),
         .library(name: "LivelineMessaging", targets: ["LivelineMessaging"]),
+        .library(name: "LivelineAPNs", targets: ["LivelineAPNs"]),
+        .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
+        .library(name: "LivelineStore", targets: ["LivelineStore"]),
+        .library(name: "LivelineAPI", targets: ["LivelineAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // jwt-kit 5.8 needs swift-crypto 4; the APNs code builds with either major version.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // No dependencies at all: an iOS app imports this module to share the exact
@@ -39,6 +69,70 @@ let package = Package(
             name: "LivelineMessaging",
             dependencies: ["LivelineAMQP"]
         ),
+        .target(
+            name: "LivelineAPNs",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        .target(
+            name: "APNsSimulator",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .target(
+            name: "LivelineStore",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "LivelineAPI",
+            dependencies: [
+                "LivelineStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "store-bench",
+            dependencies: [
+                "LivelineStore",
+                "LivelineAPI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "liveline",
             dependencies: [
@@ -57,6 +151,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .executableTarget(
+            name: "apns-bench",
+            dependencies: [
+                "LivelineAPNs",
+                "APNsSimulator",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
         .testTarget(name: "LivelineModelsTests", dependencies: ["LivelineModels"]),
         .testTarget(
             name: "LivelineCoreTests",
@@ -66,6 +169,40 @@ let package = Package(
         .testTarget(
             name: "LivelineAMQPTests",
             dependencies: ["LivelineAMQP", "LivelineMessaging"]
+        ),
+        .testTarget(
+            name: "LivelineAPNsTests",
+            dependencies: [
+                "LivelineAPNs",
+                "APNsSimulator",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "LivelineStoreTests",
+            dependencies: [
+                "LivelineStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LivelineAPITests",
+            dependencies: [
+                "LivelineAPI",
+                "LivelineStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ],
+            swiftSettings: strict
         ),
     ]
 )

@@ -49,6 +49,10 @@ public final class AMQPConnection: Sendable {
     /// Where the connection stands now.
     public var state: AMQPConnectionState { driver.state }
 
+    /// Whether the broker has blocked publishing on this connection (`connection.blocked`,
+    /// sent while a memory or disk alarm is on). Publishes wait until it unblocks.
+    public var isBlocked: Bool { driver.isBlocked }
+
     /// How many times the connection was re-established after a break.
     public var reconnectCount: Int { driver.reconnectCount }
 

@@ -122,4 +122,33 @@ struct BrokerFailureTests {
             }
         }
     }
+
+    @Test func publishesWaitWhileTheBrokerBlocksAndCompleteAfterwards() async throws {
+        try await withBroker(exclusive: true) {
+            let connection = try await Broker.connect()
+            let queue = Broker.unique("blocked")
+            try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
+            try await connection.publish(message("before", to: queue))
+
+            try Broker.control("alarm", "on")
+            do {
+                // RabbitMQ blocks a connection on its next publish once the alarm is on.
+                let probe = Task { try await connection.publish(message("probe", to: queue)) }
+                try await eventually(timeout: .seconds(15), "connection.blocked arrives") { connection.isBlocked }
+                let waiting = Task { try await connection.publish(message("during", to: queue)) }
+                try await Task.sleep(for: .seconds(1))
+                #expect(connection.state == .connected, "a blocked connection is not a broken one")
+                try Broker.control("alarm", "off")
+                try await probe.value
+                try await waiting.value
+            } catch {
+                try? Broker.control("alarm", "off")
+                throw error
+            }
+            try await eventually("connection.unblocked arrives") { !connection.isBlocked }
+            #expect(try await connection.messageCount(queue: queue) == 3)
+            try await connection.delete(queue: queue)
+            await connection.close()
+        }
+    }
 }

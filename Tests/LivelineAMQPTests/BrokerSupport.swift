@@ -31,8 +31,8 @@ enum Broker {
         }
     }
 
-    /// Runs `scripts/rabbitmq <action>` (start, stop, restart, pause, resume).
-    static func control(_ action: String) throws {
+    /// Runs `scripts/rabbitmq <action>` (start, stop, restart, pause, resume, alarm on|off).
+    static func control(_ action: String...) throws {
         let script =
             environment["LIVELINE_RABBITMQ_CTL"]
             ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
@@ -40,10 +40,10 @@ enum Broker {
             ).path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: script)
-        process.arguments = [action]
+        process.arguments = action
         try process.run()
         process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "scripts/rabbitmq \(action) failed")
+        try #require(process.terminationStatus == 0, "scripts/rabbitmq \(action.joined(separator: " ")) failed")
     }
 
     static var logger: Logger {

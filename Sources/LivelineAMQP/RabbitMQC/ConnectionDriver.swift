@@ -20,6 +20,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         var finished = false
         var startup: CheckedContinuation<Void, Error>?
         var nextConsumerID: UInt64 = 1
+        var blocked = false
     }
 
     private static let publisherChannel: UInt16 = 1
@@ -42,7 +43,9 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     private var consumerByChannel: [UInt16: UInt64] = [:]
     private var topologies: [AMQPTopology] = []
     private var assembling: [UInt16: ContentAssembly] = [:]
-    private var blocked = false
+    private var blocked = false {
+        didSet { if blocked != oldValue { mailbox.withLock { [blocked] in $0.blocked = blocked } } }
+    }
     private var controlChannelOpen = false
     private var nextChannel: UInt16 = 3
     private var lastInbound = ContinuousClock.now
@@ -67,6 +70,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
 
     var state: AMQPConnectionState { mailbox.withLock { $0.state } }
     var reconnectCount: Int { mailbox.withLock { $0.reconnects } }
+    var isBlocked: Bool { mailbox.withLock { $0.blocked } }
 
     func nextConsumerID() -> UInt64 {
         mailbox.withLock { box in

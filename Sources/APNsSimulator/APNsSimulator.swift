@@ -1,0 +1,184 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+
+/// An in-process server that behaves like APNs over HTTP/2 + TLS, for tests, the quickstart and
+/// benchmarks.
+///
+/// ```swift
+/// let simulator = try APNsSimulator()
+/// try await simulator.start()
+/// // point a client at 127.0.0.1:simulator.port, trusting simulator.certificatePEM
+/// let received = simulator.deliveries(toDevice: token)
+/// try await simulator.stop()
+/// ```
+///
+/// It is a `Sendable` class rather than an actor: the query and fault API is synchronous and cheap,
+/// and the request hot path must not hop to an actor. All state sits behind one lock.
+public final class APNsSimulator: Sendable {
+    /// The configuration it was created with.
+    public let configuration: APNsSimulatorConfiguration
+    /// PEM of the self-signed certificate generated at start-up. Trust it as a CA
+    /// (`APNsEndpoint.Trust.pem`). Empty when TLS is off.
+    public let certificatePEM: String
+
+    private let privateKeyPEM: String
+    private let core: SimulatorCore
+    private let group: any EventLoopGroup
+    private let serverChannel = NIOLockedValueBox<(any Channel)?>(nil)
+
+    /// Generates the certificate; binds nothing until ``start()``.
+    public init(
+        configuration: APNsSimulatorConfiguration = .init(),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) throws {
+        self.configuration = configuration
+        self.group = eventLoopGroup
+        self.core = try SimulatorCore(configuration: configuration)
+        if configuration.useTLS {
+            let certificate = try SelfSignedCertificate.generate()
+            self.certificatePEM = certificate.certificatePEM
+            self.privateKeyPEM = certificate.privateKeyPEM
+        } else {
+            self.certificatePEM = ""
+            self.privateKeyPEM = ""
+        }
+    }
+
+    /// Binds and starts accepting connections. Returns the bound port.
+    @discardableResult
+    public func start() async throws -> Int {
+        let sslContext: NIOSSLContext?
+        if configuration.useTLS {
+            var tls = TLSConfiguration.makeServerConfiguration(
+                certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificatePEM.utf8), format: .pem))],
+                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem))
+            )
+            tls.applicationProtocols = ["h2"]
+            tls.minimumTLSVersion = .tlsv12
+            sslContext = try NIOSSLContext(configuration: tls)
+        } else {
+            sslContext = nil
+        }
+        let core = self.core
+        let configuration = self.configuration
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    core.state.withLockedValue { $0.statistics.connectionsAccepted += 1 }
+                    let sync = channel.pipeline.syncOperations
+                    if let sslContext {
+                        try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+                    }
+                    var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
+                    connectionConfiguration.initialSettings = [
+                        HTTP2Setting(
+                            parameter: .maxConcurrentStreams,
+                            value: configuration.startWithOneStream ? 1 : configuration.maximumConcurrentStreams
+                        ),
+                        HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+                        HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
+                    ]
+                    // Benchmarks push far more than the default DoS limits expect from one peer.
+                    connectionConfiguration.maximumConnectionGlitches = 1 << 20
+                    // Frames that arrive for a stream just reset (e.g. a client timing a request out)
+                    // must find it in the recently-reset list, or NIO treats them as a protocol error
+                    // and kills the connection; the default list (32) is short for hundreds of streams.
+                    connectionConfiguration.maximumRecentlyResetStreams = 1 << 16
+                    var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
+                    streamConfiguration.streamResetFrameRateLimit.maximumCount = 1 << 20
+                    try sync.addHandler(
+                        NIOHTTP2Handler(
+                            mode: .server,
+                            connectionConfiguration: connectionConfiguration,
+                            streamConfiguration: streamConfiguration
+                        )
+                    )
+                    try sync.addHandler(SimulatorConnectionHandler(core: core))
+                }
+            }
+            .bind(host: configuration.host, port: configuration.port)
+            .get()
+        serverChannel.withLockedValue { $0 = channel }
+        return channel.localAddress?.port ?? 0
+    }
+
+    /// The bound port (0 before ``start()``).
+    public var port: Int {
+        serverChannel.withLockedValue { $0?.localAddress?.port ?? 0 }
+    }
+
+    /// Stops accepting connections. Established connections are closed by their clients.
+    public func stop() async throws {
+        let channel = serverChannel.withLockedValue { channel -> (any Channel)? in
+            defer { channel = nil }
+            return channel
+        }
+        try await channel?.close()
+    }
+
+    // MARK: Recorded deliveries
+
+    /// Every push accepted for this device token, in arrival order.
+    public func deliveries(toDevice deviceToken: String) -> [APNsSimulatorDelivery] {
+        core.state.withLockedValue { $0.deviceDeliveries[deviceToken] ?? [] }
+    }
+
+    /// Every broadcast accepted on this channel, in arrival order.
+    public func deliveries(toChannel channelID: String) -> [APNsSimulatorDelivery] {
+        core.state.withLockedValue { $0.channelDeliveries[channelID] ?? [] }
+    }
+
+    /// How many device pushes were accepted in total.
+    public var deliveredDeviceCount: Int {
+        core.state.withLockedValue { $0.deviceDeliveries.values.reduce(0) { $0 + $1.count } }
+    }
+
+    /// The ids of the live channels of an app, in creation order.
+    public func channelIDs(bundleID: String) -> [String] {
+        core.state.withLockedValue { state in
+            state.channelOrder.filter { state.channels[$0]?.bundleID == bundleID }
+        }
+    }
+
+    /// Counters since start (or the last ``resetRecords()``).
+    public var statistics: APNsSimulatorStatistics {
+        core.state.withLockedValue { $0.statistics }
+    }
+
+    /// Forgets deliveries and counters (channels and faults stay).
+    public func resetRecords() {
+        core.state.withLockedValue { state in
+            state.deviceDeliveries.removeAll()
+            state.channelDeliveries.removeAll()
+            state.statistics = APNsSimulatorStatistics()
+        }
+    }
+
+    // MARK: Fault injection
+
+    /// Makes requests to this device token misbehave.
+    /// - Parameter times: how many requests it applies to; `nil` for all of them.
+    public func injectFault(_ fault: APNsSimulatorFault, forDevice deviceToken: String, times: Int? = nil) {
+        core.state.withLockedValue { $0.deviceFaults[deviceToken] = .init(fault: fault, remaining: times) }
+    }
+
+    /// Makes a random share of device pushes misbehave, e.g. `[(.serviceUnavailable, 0.01)]`.
+    public func injectRandomFaults(_ faults: [(fault: APNsSimulatorFault, probability: Double)]) {
+        core.state.withLockedValue { $0.randomFaults = faults }
+    }
+
+    /// Removes every fault.
+    public func clearFaults() {
+        core.state.withLockedValue { state in
+            state.deviceFaults.removeAll()
+            state.randomFaults.removeAll()
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// A throwaway certificate authority + server certificate (one and the same) generated at start-up,
+/// valid for `localhost` and `127.0.0.1`, so clients can trust exactly this simulator.
+struct SelfSignedCertificate: Sendable {
+    let certificatePEM: String
+    let privateKeyPEM: String
+
+    static func generate() throws -> SelfSignedCertificate {
+        let key = P256.Signing.PrivateKey()
+        let name = try DistinguishedName {
+            CommonName("Liveline APNs Simulator")
+            OrganizationName("Liveline")
+        }
+        let now = Date()
+        let certificate = try Certificate(
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: .init(key.publicKey),
+            notValidBefore: now.addingTimeInterval(-3600),
+            notValidAfter: now.addingTimeInterval(365 * 24 * 3600),
+            issuer: name,
+            subject: name,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                Critical(KeyUsage(digitalSignature: true, keyCertSign: true))
+                try ExtendedKeyUsage([.serverAuth])
+                SubjectAlternativeNames([
+                    .dnsName("localhost"),
+                    .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
+                ])
+            },
+            issuerPrivateKey: .init(key)
+        )
+        return SelfSignedCertificate(
+            certificatePEM: try certificate.serializeAsPEM().pemString,
+            privateKeyPEM: key.pemRepresentation
+        )
+    }
+}

@@ -1,0 +1,448 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHPACK
+
+/// One parsed request as the stream handler hands it over.
+struct SimulatorRequest: Sendable {
+    var method: String
+    var path: String
+    var headers: HPACKHeaders
+    var body: ByteBuffer?
+}
+
+/// The APNs behaviour: routing, validation in APNs' order, provider-token checks, faults, recording.
+/// Shared by every connection; all mutable state sits in one `NIOLockedValueBox`.
+final class SimulatorCore: Sendable {
+    let configuration: APNsSimulatorConfiguration
+    let state: NIOLockedValueBox<SimulatorState>
+    private let verifier: ProviderTokenVerifier
+
+    static let knownPushTypes: Set<String> = [
+        "alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity",
+        "pushtotalk", "widgets", "controls",
+    ]
+
+    init(configuration: APNsSimulatorConfiguration) throws {
+        self.configuration = configuration
+        self.state = NIOLockedValueBox(SimulatorState())
+        self.verifier = try ProviderTokenVerifier(trustedKeys: configuration.trustedKeys)
+    }
+
+    func handle(_ request: SimulatorRequest) -> SimulatorReply {
+        let path = request.path
+        if path.hasPrefix("/3/device/") {
+            return devicePush(request, token: String(path.dropFirst("/3/device/".count)))
+        }
+        if path.hasPrefix("/4/broadcasts/apps/") {
+            return broadcast(request, bundleID: String(path.dropFirst("/4/broadcasts/apps/".count)))
+        }
+        if path.hasPrefix("/1/apps/") {
+            return channelManagement(request)
+        }
+        if path.hasPrefix("/_sim/") {
+            return inspection(request)
+        }
+        return finish(.error(404, "BadPath"))
+    }
+
+    // MARK: Device pushes
+
+    private func devicePush(_ request: SimulatorRequest, token: String) -> SimulatorReply {
+        let headers = request.headers
+        let requestedID = headers.first(name: "apns-id")
+        let echoedID = requestedID ?? UUID().uuidString
+        let idHeader = ("apns-id", echoedID)
+        guard request.method == "POST" else { return finish(.error(405, "MethodNotAllowed", id: idHeader)) }
+        if let duplicate = duplicateAPNsHeader(headers) {
+            _ = duplicate
+            return finish(.error(400, "DuplicateHeaders", id: idHeader))
+        }
+        if token.isEmpty { return finish(.error(400, "MissingDeviceToken", id: idHeader)) }
+        // APNs tokens are hex; today 64 characters, but Apple says not to assume a fixed length.
+        guard (64...200).contains(token.utf8.count), token.utf8.allSatisfy(Self.isHex) else {
+            return finish(.error(400, "BadDeviceToken", id: idHeader))
+        }
+        if let requestedID, !Self.isCanonicalUUID(requestedID) {
+            return finish(.error(400, "BadMessageId", id: idHeader))
+        }
+        if let failure = authenticate(headers) { return finish(.error(403, failure, id: idHeader)) }
+        guard let topic = headers.first(name: "apns-topic"), !topic.isEmpty else {
+            return finish(.error(400, "MissingTopic", id: idHeader), authenticated: true)
+        }
+        let pushType = headers.first(name: "apns-push-type")
+        if let pushType, !Self.knownPushTypes.contains(pushType) {
+            return finish(.error(400, "InvalidPushType", id: idHeader), authenticated: true)
+        }
+        if pushType == "liveactivity", !topic.hasSuffix(".push-type.liveactivity") {
+            return finish(.error(400, "TopicDisallowed", id: idHeader), authenticated: true)
+        }
+        if let failure = validateCommon(headers, body: request.body) {
+            var reply = failure
+            reply.headers.insert(idHeader, at: 0)
+            return finish(reply, authenticated: true)
+        }
+        if let collapseID = headers.first(name: "apns-collapse-id"), collapseID.utf8.count > 64 {
+            return finish(.error(400, "BadCollapseId", id: idHeader), authenticated: true)
+        }
+        return accept(
+            request,
+            recipient: token,
+            topic: topic,
+            pushType: pushType,
+            idHeader: idHeader,
+            isChannel: false
+        )
+    }
+
+    // MARK: Broadcast
+
+    private func broadcast(_ request: SimulatorRequest, bundleID: String) -> SimulatorReply {
+        let headers = request.headers
+        let requestID = headers.first(name: "apns-request-id") ?? UUID().uuidString
+        let idHeader = ("apns-request-id", requestID)
+        guard request.method == "POST" else { return finish(.error(405, "MethodNotAllowed", id: idHeader)) }
+        if duplicateAPNsHeader(headers) != nil { return finish(.error(400, "DuplicateHeaders", id: idHeader)) }
+        if let failure = authenticate(headers) { return finish(.error(403, failure, id: idHeader)) }
+        guard let channelID = headers.first(name: "apns-channel-id"), !channelID.isEmpty else {
+            return finish(.error(400, "MissingChannelId", id: idHeader), authenticated: true)
+        }
+        guard Base64URL.decode(channelID) != nil || Data(base64Encoded: channelID) != nil else {
+            return finish(.error(400, "BadChannelId", id: idHeader), authenticated: true)
+        }
+        let exists = state.withLockedValue { $0.channels[channelID]?.bundleID == bundleID }
+        guard exists else { return finish(.error(400, "ChannelNotRegistered", id: idHeader), authenticated: true) }
+        if let pushType = headers.first(name: "apns-push-type"), pushType != "liveactivity" {
+            return finish(.error(400, "InvalidPushType", id: idHeader), authenticated: true)
+        }
+        if let failure = validateCommon(headers, body: request.body) {
+            var reply = failure
+            reply.headers.insert(idHeader, at: 0)
+            return finish(reply, authenticated: true)
+        }
+        return accept(
+            request,
+            recipient: channelID,
+            topic: bundleID,
+            pushType: headers.first(name: "apns-push-type"),
+            idHeader: idHeader,
+            isChannel: true
+        )
+    }
+
+    // MARK: Channel management
+
+    private func channelManagement(_ request: SimulatorRequest) -> SimulatorReply {
+        let headers = request.headers
+        let requestID = headers.first(name: "apns-request-id") ?? UUID().uuidString
+        let idHeader = ("apns-request-id", requestID)
+        // /1/apps/<bundle>/channels or /1/apps/<bundle>/all-channels
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count == 4, parts[0] == "1", parts[1] == "apps" else {
+            return finish(.error(404, "BadPath", id: idHeader))
+        }
+        let bundleID = String(parts[2])
+        if let failure = authenticate(headers) { return finish(.error(403, failure, id: idHeader)) }
+        switch (parts[3], request.method) {
+        case ("all-channels", "GET"):
+            let ids = state.withLockedValue { state in
+                state.channelOrder.filter { state.channels[$0]?.bundleID == bundleID }
+            }
+            let list = ids.map { "\"\($0)\"" }.joined(separator: ",")
+            return finish(.json(200, #"{"channels":[\#(list)]}"#, headers: [idHeader]), authenticated: true)
+        case ("channels", "POST"):
+            guard let body = request.body,
+                let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
+            else { return finish(.error(400, "BadRequest", id: idHeader), authenticated: true) }
+            guard let pushType = object["push-type"] as? String else {
+                return finish(.error(400, "MissingPushType", id: idHeader), authenticated: true)
+            }
+            guard pushType == "LiveActivity" else {
+                return finish(.error(400, "InvalidPushType", id: idHeader), authenticated: true)
+            }
+            let policy = (object["message-storage-policy"] as? NSNumber)?.intValue ?? 0
+            guard policy == 0 || policy == 1 else {
+                return finish(.error(400, "InvalidPolicy", id: idHeader), authenticated: true)
+            }
+            var raw = [UInt8](repeating: 0, count: 16)
+            for index in raw.indices { raw[index] = UInt8.random(in: 0...255) }
+            let channelID = Data(raw).base64EncodedString()
+            let created = state.withLockedValue { state -> Bool in
+                // Apple allows 10,000 channels per app and environment.
+                guard state.channels.values.filter({ $0.bundleID == bundleID }).count < 10_000 else { return false }
+                state.channels[channelID] = .init(bundleID: bundleID, storagePolicy: policy, createdAt: Date())
+                state.channelOrder.append(channelID)
+                return true
+            }
+            guard created else { return finish(.error(400, "CannotCreateChannelConfig", id: idHeader), authenticated: true) }
+            return finish(
+                SimulatorReply(status: 201, headers: [idHeader, ("apns-channel-id", channelID)]),
+                authenticated: true
+            )
+        case ("channels", "GET"), ("channels", "DELETE"):
+            guard let channelID = headers.first(name: "apns-channel-id"), !channelID.isEmpty else {
+                return finish(.error(400, "MissingChannelId", id: idHeader), authenticated: true)
+            }
+            let isDelete = request.method == "DELETE"
+            let found = state.withLockedValue { state -> SimulatorState.Channel? in
+                guard let channel = state.channels[channelID], channel.bundleID == bundleID else { return nil }
+                if isDelete {
+                    state.channels[channelID] = nil
+                    state.channelOrder.removeAll { $0 == channelID }
+                }
+                return channel
+            }
+            guard let found else {
+                return finish(.error(404, "ChannelNotRegistered", id: idHeader), authenticated: true)
+            }
+            if isDelete {
+                return finish(SimulatorReply(status: 204, headers: [idHeader]), authenticated: true)
+            }
+            return finish(
+                .json(
+                    200,
+                    #"{"message-storage-policy":\#(found.storagePolicy),"push-type":"LiveActivity"}"#,
+                    headers: [idHeader]
+                ),
+                authenticated: true
+            )
+        case ("channels", _), ("all-channels", _):
+            return finish(.error(405, "MethodNotAllowed", id: idHeader))
+        default:
+            return finish(.error(404, "BadPath", id: idHeader))
+        }
+    }
+
+    // MARK: Inspection routes for the quickstart (no auth)
+
+    private func inspection(_ request: SimulatorRequest) -> SimulatorReply {
+        guard request.method == "GET" else { return .error(405, "MethodNotAllowed") }
+        if request.path.hasPrefix("/_sim/devices/") {
+            let token = String(request.path.dropFirst("/_sim/devices/".count))
+            let deliveries = state.withLockedValue { $0.deviceDeliveries[token] ?? [] }
+            return .json(200, Self.json(deliveries))
+        }
+        if request.path.hasPrefix("/_sim/channels/") {
+            let channelID = String(request.path.dropFirst("/_sim/channels/".count)).removingPercentEncoding ?? ""
+            let deliveries = state.withLockedValue { $0.channelDeliveries[channelID] ?? [] }
+            return .json(200, Self.json(deliveries))
+        }
+        if request.path == "/_sim/stats" {
+            let stats = state.withLockedValue { $0.statistics }
+            let byStatus = stats.responsesByStatus.sorted { $0.key < $1.key }
+                .map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
+            return .json(
+                200,
+                #"{"requests":\#(stats.requests),"responsesByStatus":{\#(byStatus)},"connectionsAccepted":\#(stats.connectionsAccepted),"goAwaysSent":\#(stats.goAwaysSent),"maximumObservedConcurrentStreams":\#(stats.maximumObservedConcurrentStreams)}"#
+            )
+        }
+        return .error(404, "BadPath")
+    }
+
+    private static func json(_ deliveries: [APNsSimulatorDelivery]) -> String {
+        struct Wire: Encodable {
+            var recipient: String
+            var payload: String
+            var headers: [String: String]
+            var priority: Int
+            var pushType: String?
+            var topic: String?
+            var apnsID: String
+            var receivedAt: Double
+        }
+        let wire = deliveries.map {
+            Wire(
+                recipient: $0.recipient,
+                payload: $0.payloadString,
+                headers: $0.headers,
+                priority: $0.priority,
+                pushType: $0.pushType,
+                topic: $0.topic,
+                apnsID: $0.apnsID,
+                receivedAt: $0.receivedAt.timeIntervalSince1970
+            )
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(wire)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+    }
+
+    // MARK: Shared steps
+
+    /// Returns the 403 reason, or `nil` when the provider token is acceptable.
+    private func authenticate(_ headers: HPACKHeaders) -> String? {
+        guard let authorization = headers.first(name: "authorization") else { return "MissingProviderToken" }
+        guard authorization.hasPrefix("bearer ") || authorization.hasPrefix("Bearer ") else {
+            return "InvalidProviderToken"
+        }
+        let jwt = String(authorization.dropFirst("bearer ".count))
+        var verdict = state.withLockedValue { $0.tokenVerdicts[jwt] }
+        if verdict == nil {
+            let fresh = verifier.verify(jwt: jwt)
+            state.withLockedValue { state in
+                if state.tokenVerdicts.count > 10_000 { state.tokenVerdicts.removeAll() }
+                state.tokenVerdicts[jwt] = fresh
+            }
+            verdict = fresh
+        }
+        switch verdict! {
+        case .invalid(let reason):
+            return reason
+        case .valid(let claims):
+            if Date().timeIntervalSince1970 - claims.issuedAt > configuration.providerTokenMaximumAge {
+                return "ExpiredProviderToken"
+            }
+            return nil
+        }
+    }
+
+    /// Priority, expiration and payload checks shared by device and broadcast pushes.
+    private func validateCommon(_ headers: HPACKHeaders, body: ByteBuffer?) -> SimulatorReply? {
+        if let priority = headers.first(name: "apns-priority"), !["1", "5", "10"].contains(priority) {
+            return .error(400, "BadPriority")
+        }
+        if let expiration = headers.first(name: "apns-expiration"), Int(expiration) == nil {
+            return .error(400, "BadExpirationDate")
+        }
+        let size = body?.readableBytes ?? 0
+        if size == 0 { return .error(400, "PayloadEmpty") }
+        if size > configuration.maximumPayloadSize { return .error(413, "PayloadTooLarge") }
+        // A cheap shape check (a JSON object) rather than a full parse: the hot path must stay light.
+        let view = body!.readableBytesView
+        let first = view.first { !Self.isSpace($0) }
+        let last = view.last { !Self.isSpace($0) }
+        if first != UInt8(ascii: "{") || last != UInt8(ascii: "}") {
+            return .error(400, "BadRequest")
+        }
+        return nil
+    }
+
+    private func accept(
+        _ request: SimulatorRequest,
+        recipient: String,
+        topic: String?,
+        pushType: String?,
+        idHeader: (String, String),
+        isChannel: Bool
+    ) -> SimulatorReply {
+        let record = configuration.recordDeliveries
+        let delivery: APNsSimulatorDelivery? =
+            record
+            ? APNsSimulatorDelivery(
+                recipient: recipient,
+                payload: request.body.map { Array($0.readableBytesView) } ?? [],
+                headers: Self.recordedHeaders(request.headers),
+                priority: request.headers.first(name: "apns-priority").flatMap(Int.init) ?? 10,
+                pushType: pushType,
+                topic: topic,
+                apnsID: idHeader.1,
+                receivedAt: Date()
+            ) : nil
+        var reply = state.withLockedValue { state -> SimulatorReply in
+            let fault = state.takeFault(forDevice: isChannel ? nil : recipient)
+            var delay = 0
+            switch fault {
+            case .none:
+                break
+            case .latency(let milliseconds):
+                delay = milliseconds
+            case .resetConnection:
+                state.statistics.requests += 1
+                state.statistics.connectionsReset += 1
+                return SimulatorReply(status: 0, resetConnection: true)
+            case .some(let fault):
+                var reply = Self.reply(for: fault, idHeader: idHeader)
+                state.count(status: reply.status)
+                reply.authenticated = true
+                return reply
+            }
+            if let delivery {
+                if isChannel {
+                    state.channelDeliveries[recipient, default: []].append(delivery)
+                } else {
+                    state.deviceDeliveries[recipient, default: []].append(delivery)
+                }
+            }
+            state.count(status: 200)
+            return SimulatorReply(status: 200, headers: [idHeader], delayMilliseconds: delay)
+        }
+        reply.authenticated = true
+        if reply.status == 200, configuration.sendUniqueID {
+            // Like the sandbox: a unique id to look the push up in the delivery log.
+            reply.headers.append(("apns-unique-id", UUID().uuidString.lowercased()))
+        }
+        return reply
+    }
+
+    private static func reply(for fault: APNsSimulatorFault, idHeader: (String, String)) -> SimulatorReply {
+        switch fault {
+        case .unregistered:
+            let millis = Int64(Date().timeIntervalSince1970 * 1000)
+            return .json(410, #"{"reason":"Unregistered","timestamp":\#(millis)}"#, headers: [idHeader])
+        case .badDeviceToken:
+            return .error(400, "BadDeviceToken", id: idHeader)
+        case .deviceTokenNotForTopic:
+            return .error(400, "DeviceTokenNotForTopic", id: idHeader)
+        case .tooManyRequests:
+            return .error(429, "TooManyRequests", id: idHeader)
+        case .internalServerError:
+            return .error(500, "InternalServerError", id: idHeader)
+        case .serviceUnavailable:
+            return .error(503, "ServiceUnavailable", id: idHeader)
+        case .expiredProviderToken:
+            return .error(403, "ExpiredProviderToken", id: idHeader)
+        case .status(let status, let reason):
+            return .error(status, reason, id: idHeader)
+        case .latency, .resetConnection:
+            return SimulatorReply(status: 200, headers: [idHeader])
+        }
+    }
+
+    private func finish(_ reply: SimulatorReply, authenticated: Bool = false) -> SimulatorReply {
+        state.withLockedValue { $0.count(status: reply.status) }
+        var reply = reply
+        reply.authenticated = authenticated
+        return reply
+    }
+
+    private func duplicateAPNsHeader(_ headers: HPACKHeaders) -> String? {
+        // A handful of headers: a linear scan beats hashing into a Set on every request.
+        var seen: [String] = []
+        seen.reserveCapacity(10)
+        for (name, _, _) in headers where name.hasPrefix("apns-") || name == "authorization" {
+            if seen.contains(name) { return name }
+            seen.append(name)
+        }
+        return nil
+    }
+
+    /// 8-4-4-4-12 hex, as APNs requires for `apns-id` (cheaper than `UUID(uuidString:)`'s sscanf).
+    static func isCanonicalUUID(_ text: String) -> Bool {
+        var count = 0
+        for byte in text.utf8 {
+            if count == 8 || count == 13 || count == 18 || count == 23 {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard isHex(byte) else { return false }
+            }
+            count += 1
+        }
+        return count == 36
+    }
+
+    private static func recordedHeaders(_ headers: HPACKHeaders) -> [String: String] {
+        var result: [String: String] = [:]
+        for (name, value, _) in headers where !name.hasPrefix(":") && name != "authorization" {
+            result[name.lowercased()] = value
+        }
+        return result
+    }
+
+    private static func isHex(_ byte: UInt8) -> Bool {
+        (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 32 || byte == 9 || byte == 10 || byte == 13
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Hummingbird
+import JWTKit
+
+/// Verifies `Authorization: Bearer <jwt>`: signature with the configured key (the header's
+/// `alg` must match it, so `none` never passes), then `exp`, `nbf`, `iss`, `aud` and `sub`.
+struct BearerAuthenticator: Sendable {
+    let keys: JWTKeyCollection
+    let configuration: AuthenticationConfiguration
+
+    init(configuration: AuthenticationConfiguration) async throws {
+        let keys = JWTKeyCollection()
+        switch configuration.key {
+        case .es256PublicKey(let pem):
+            await keys.add(ecdsa: try ES256PublicKey(pem: pem))
+        case .hs256Secret(let secret):
+            await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        }
+        self.keys = keys
+        self.configuration = configuration
+    }
+
+    func authenticate(_ request: Request, now: Date = Date()) async throws -> AuthenticatedUser {
+        guard let header = request.headers[.authorization] else {
+            throw APIError.unauthorized("a bearer token is required")
+        }
+        let prefix = "bearer "
+        guard header.count > prefix.count, header.prefix(prefix.count).lowercased() == prefix else {
+            throw APIError.unauthorized("the authorization scheme must be Bearer")
+        }
+        let token = header.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)
+        let claims: UserClaims
+        do {
+            claims = try await keys.verify(token, as: UserClaims.self)
+        } catch {
+            throw APIError.unauthorized("the bearer token is not valid")
+        }
+        guard claims.exp.value.addingTimeInterval(configuration.leeway) > now else {
+            throw APIError.unauthorized("the bearer token has expired")
+        }
+        if let nbf = claims.nbf, nbf.value.addingTimeInterval(-configuration.leeway) > now {
+            throw APIError.unauthorized("the bearer token is not valid yet")
+        }
+        guard claims.iss.value == configuration.issuer else {
+            throw APIError.unauthorized("the bearer token has the wrong issuer")
+        }
+        guard claims.aud.value.contains(configuration.audience) else {
+            throw APIError.unauthorized("the bearer token has the wrong audience")
+        }
+        guard Validation.isIdentifier(claims.sub.value) else {
+            throw APIError.unauthorized("the bearer token's subject is not a valid user id")
+        }
+        return AuthenticatedUser(id: claims.sub.value)
+    }
+}

@@ -1,0 +1,15 @@
+import Foundation
+import JWTKit
+
+/// The claims the api requires of an app's bearer token.
+struct UserClaims: JWTPayload {
+    var sub: SubjectClaim
+    var exp: ExpirationClaim
+    var nbf: NotBeforeClaim?
+    var iss: IssuerClaim
+    var aud: AudienceClaim
+
+    /// Only the signature-independent checks that need no configuration; issuer, audience and
+    /// the leeway are checked by ``BearerAuthenticator``.
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}

@@ -1,0 +1,25 @@
+import Foundation
+import LivelineStore
+
+/// `GET /v1/activities/{activityId}`: what the app reconciles its local activity with.
+struct ActivityStatusResponse: Encodable {
+    var activityId: String
+    var domain: String
+    var attributesType: String
+    var status: ActivityStatus
+    var lastEventAt: Date?
+    var startedAt: Date?
+    var endedAt: Date?
+    var endReason: String?
+
+    init(_ activity: ActivityRecord) {
+        activityId = activity.id
+        domain = activity.domain
+        attributesType = activity.attributesType
+        status = activity.status
+        lastEventAt = activity.lastEventAt
+        startedAt = activity.startedAt
+        endedAt = activity.endedAt
+        endReason = activity.endReason
+    }
+}

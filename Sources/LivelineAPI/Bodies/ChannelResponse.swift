@@ -1,0 +1,9 @@
+import Foundation
+
+/// `GET /v1/channels/{domain}/{key}`: the channel an app subscribes its activity to.
+struct ChannelResponse: Encodable {
+    var domain: String
+    var key: String
+    var channelId: String
+    var createdAt: Date
+}

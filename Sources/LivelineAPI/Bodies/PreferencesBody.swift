@@ -1,0 +1,5 @@
+/// `PUT /v1/preferences` and its `GET` answer.
+struct PreferencesBody: Codable {
+    var activitiesEnabled: Bool
+    var frequentPushesEnabled: Bool
+}

@@ -1,0 +1,5 @@
+/// `PUT /v1/push-to-start-tokens/{attributesType}`.
+struct PushToStartTokenBody: Decodable {
+    /// Hex, from `Activity<Attributes>.pushToStartTokenUpdates`.
+    var token: String
+}

@@ -1,0 +1,21 @@
+/// Settings of the api service.
+public struct APIConfiguration: Sendable {
+    /// The address to listen on.
+    public var host: String
+    /// The port to listen on; 0 picks a free one (tests).
+    public var port: Int
+    /// The largest request body accepted, in bytes; larger ones get 413.
+    public var maximumBodySize: Int
+    /// How bearer tokens are verified.
+    public var authentication: AuthenticationConfiguration
+
+    public init(
+        host: String = "0.0.0.0", port: Int = 8080, maximumBodySize: Int = 16 * 1024,
+        authentication: AuthenticationConfiguration
+    ) {
+        self.host = host
+        self.port = port
+        self.maximumBodySize = maximumBodySize
+        self.authentication = authentication
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Hummingbird
+
+/// An error the api answers with `{"error":{"code":"…","message":"…"}}`.
+///
+/// Codes are stable: apps may branch on them. Messages are for people and never carry
+/// tokens, secrets or internals.
+public struct APIError: Error, HTTPResponseError, Sendable {
+    public let status: HTTPResponse.Status
+    public let code: String
+    public let message: String
+
+    public init(_ status: HTTPResponse.Status, code: String, message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    public static func unauthorized(_ message: String) -> APIError { APIError(.unauthorized, code: "unauthorized", message: message) }
+    public static func forbidden(_ message: String) -> APIError { APIError(.forbidden, code: "forbidden", message: message) }
+    public static func notFound(_ message: String) -> APIError { APIError(.notFound, code: "not-found", message: message) }
+    public static func conflict(code: String, _ message: String) -> APIError { APIError(.conflict, code: code, message: message) }
+    public static func malformedBody(_ message: String) -> APIError { APIError(.badRequest, code: "malformed-body", message: message) }
+    public static func invalidParameter(_ message: String) -> APIError { APIError(.badRequest, code: "invalid-parameter", message: message) }
+    public static func invalidField(_ message: String) -> APIError { APIError(.unprocessableContent, code: "invalid-field", message: message) }
+    public static func bodyTooLarge(limit: Int) -> APIError {
+        APIError(.contentTooLarge, code: "body-too-large", message: "the request body is larger than \(limit) bytes")
+    }
+    public static let unsupportedMediaType = APIError(
+        .unsupportedMediaType, code: "unsupported-media-type", message: "send the body as application/json")
+    public static let internalError = APIError(.internalServerError, code: "internal", message: "an internal error occurred")
+
+    struct Body: Encodable {
+        struct Detail: Encodable {
+            let code: String
+            let message: String
+        }
+        let error: Detail
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if status == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="liveline""# }
+        let data = try JSONEncoder().encode(Body(error: .init(code: code, message: message)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

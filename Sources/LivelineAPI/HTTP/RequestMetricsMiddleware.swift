@@ -1,0 +1,65 @@
+import Hummingbird
+import Prometheus
+import Synchronization
+
+/// Counts requests and their durations per route template and status, into the api's own
+/// registry rather than a global metrics system, so tests and several apps stay apart.
+struct RequestMetricsMiddleware: RouterMiddleware {
+    typealias Context = APIRequestContext
+
+    let metrics: RequestMetrics
+
+    init(registry: PrometheusCollectorRegistry) {
+        metrics = RequestMetrics(registry: registry)
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response = try await next(request, context)
+        // The template, never the raw path: raw paths carry ids and would explode the label set.
+        let route = context.endpointPath ?? "unmatched"
+        metrics.record(method: request.method.rawValue, route: route, status: response.status.code, duration: ContinuousClock.now - start)
+        return response
+    }
+}
+
+/// The api's request metrics, with the collectors cached per label set: looking one up in
+/// the registry on every request costs more than the rest of the bookkeeping.
+final class RequestMetrics: Sendable {
+    private let registry: PrometheusCollectorRegistry
+    private let counters = Mutex<[String: Counter]>([:])
+    private let histograms = Mutex<[String: DurationHistogram]>([:])
+    static let buckets: [Duration] = [
+        .milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(2),
+    ]
+
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+    }
+
+    func record(method: String, route: String, status: Int, duration: Duration) {
+        let counter = counters.withLock { counters in
+            let key = "\(method) \(route) \(status)"
+            if let counter = counters[key] { return counter }
+            let counter = registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    namespace: "liveline", subsystem: "api", metricName: "requests", unitName: "total",
+                    helpText: "Requests answered, by method, route template and status."),
+                labels: [("method", method), ("route", route), ("status", String(status))])
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
+        let histogram = histograms.withLock { histograms in
+            if let histogram = histograms[route] { return histogram }
+            let histogram = registry.makeDurationHistogram(
+                descriptor: MetricNameDescriptor(
+                    namespace: "liveline", subsystem: "api", metricName: "request_duration", unitName: "seconds",
+                    helpText: "Time to answer a request, by route template."),
+                labels: [("route", route)], buckets: Self.buckets)
+            histograms[route] = histogram
+            return histogram
+        }
+        histogram.record(duration)
+    }
+}

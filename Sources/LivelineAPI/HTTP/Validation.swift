@@ -1,0 +1,50 @@
+/// The shapes the api accepts, checked before anything reaches the store.
+enum Validation {
+    static let maximumIdentifierLength = 128
+    static let tokenLengths = 64...200
+
+    /// Ids chosen by domains and apps: 1–128 characters of `A–Z a–z 0–9 . _ ~ : -`.
+    static func isIdentifier(_ value: String) -> Bool {
+        guard (1...maximumIdentifierLength).contains(value.utf8.count) else { return false }
+        return value.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+                UInt8(ascii: ":"), UInt8(ascii: "-"):
+                return true
+            default:
+                return false
+            }
+        }
+    }
+
+    /// A Swift type name such as `RideAttributes` or `Rides.RideAttributes`.
+    static func isAttributesType(_ value: String) -> Bool {
+        guard (1...maximumIdentifierLength).contains(value.utf8.count), let first = value.utf8.first,
+            isLetter(first) || first == UInt8(ascii: "_")
+        else { return false }
+        return value.utf8.allSatisfy { isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") }
+    }
+
+    /// A domain name such as `ride` or `sports-score`.
+    static func isDomain(_ value: String) -> Bool {
+        guard (1...64).contains(value.utf8.count), let first = value.utf8.first, isLetter(first) else { return false }
+        return value.utf8.allSatisfy {
+            isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".")
+        }
+    }
+
+    /// An APNs token as hex of an even length in 64–200; returns it in lower case.
+    static func normalizedToken(_ value: String) -> String? {
+        guard tokenLengths.contains(value.utf8.count), value.utf8.count % 2 == 0,
+            value.utf8.allSatisfy({ isDigit($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20) })
+        else { return nil }
+        return value.lowercased()
+    }
+
+    /// What may appear in logs of a token: enough to match reports, too little to push with.
+    static func redacted(_ token: String) -> String { String(token.prefix(8)) + "…" }
+
+    private static func isLetter(_ byte: UInt8) -> Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) }
+    private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+}

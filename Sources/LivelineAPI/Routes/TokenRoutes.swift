@@ -1,0 +1,78 @@
+import Foundation
+import Hummingbird
+import LivelineStore
+
+/// Update-token and push-to-start-token registration.
+enum TokenRoutes {
+    static let routes: [APIRoute] = [
+        APIRoute(method: .put, path: "/v1/activities/{activityId}/tokens/{deviceId}", handler: .authenticated(putUpdateToken)),
+        APIRoute(method: .delete, path: "/v1/activities/{activityId}/tokens/{deviceId}", handler: .authenticated(deleteUpdateToken)),
+        APIRoute(method: .put, path: "/v1/push-to-start-tokens/{attributesType}", handler: .authenticated(putPushToStartToken)),
+        APIRoute(method: .delete, path: "/v1/push-to-start-tokens/{attributesType}", handler: .authenticated(deletePushToStartToken)),
+    ]
+
+    @Sendable static func putUpdateToken(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
+        let activityID = try context.parameter("activityId", where: Validation.isIdentifier)
+        let deviceID = try context.parameter("deviceId", where: Validation.isIdentifier)
+        let input = try await services.body.decode(UpdateTokenBody.self, from: request)
+        guard let token = Validation.normalizedToken(input.token) else {
+            throw APIError.invalidField("'token' must be hex of an even length between 64 and 200")
+        }
+        if let domain = input.domain, !Validation.isDomain(domain) { throw APIError.invalidField("'domain' is not valid") }
+        if let type = input.attributesType, !Validation.isAttributesType(type) {
+            throw APIError.invalidField("'attributesType' is not valid")
+        }
+        let now = Date().roundedToMilliseconds
+        let outcome = try await services.store.registerUpdateToken(UpdateTokenRegistration(
+            activityID: activityID, deviceID: deviceID, userID: user.id, token: token,
+            domain: input.domain, attributesType: input.attributesType, at: now))
+        var logger = context.logger
+        logger[metadataKey: "liveline.activity_id"] = "\(activityID)"
+        logger[metadataKey: "apns.token_prefix"] = "\(Validation.redacted(token))"
+        let status: HTTPResponse.Status
+        switch outcome {
+        case .ownedByAnotherUser:
+            throw APIError.forbidden("the activity belongs to another user")
+        case .activityEnded:
+            throw APIError.conflict(code: "activity-ended", "the activity has ended")
+        case .created:
+            status = .created
+        case .replaced:
+            status = .ok
+        }
+        logger.debug("update token registered", metadata: ["api.outcome": "\(outcome)"])
+        return try JSONResponse.make(
+            TokenRegistrationResponse(activityId: activityID, deviceId: deviceID, registeredAt: now), status: status)
+    }
+
+    @Sendable static func deleteUpdateToken(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
+        let activityID = try context.parameter("activityId", where: Validation.isIdentifier)
+        let deviceID = try context.parameter("deviceId", where: Validation.isIdentifier)
+        switch try await services.store.removeUpdateToken(activityID: activityID, deviceID: deviceID, userID: user.id) {
+        case .removed: return Response(status: .noContent)
+        case .notFound: throw APIError.notFound("no token is registered for this activity and device")
+        case .ownedByAnotherUser: throw APIError.forbidden("the activity belongs to another user")
+        }
+    }
+
+    @Sendable static func putPushToStartToken(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
+        let attributesType = try context.parameter("attributesType", where: Validation.isAttributesType)
+        let input = try await services.body.decode(PushToStartTokenBody.self, from: request)
+        guard let token = Validation.normalizedToken(input.token) else {
+            throw APIError.invalidField("'token' must be hex of an even length between 64 and 200")
+        }
+        let now = Date().roundedToMilliseconds
+        try await services.store.registerPushToStartToken(
+            PushToStartToken(userID: user.id, attributesType: attributesType, token: token, registeredAt: now))
+        context.logger.debug("push-to-start token registered", metadata: ["apns.token_prefix": "\(Validation.redacted(token))"])
+        return try JSONResponse.make(TokenRegistrationResponse(attributesType: attributesType, registeredAt: now))
+    }
+
+    @Sendable static func deletePushToStartToken(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
+        let attributesType = try context.parameter("attributesType", where: Validation.isAttributesType)
+        guard try await services.store.removePushToStartToken(userID: user.id, attributesType: attributesType) else {
+            throw APIError.notFound("no push-to-start token is registered for this type")
+        }
+        return Response(status: .noContent)
+    }
+}

@@ -1,0 +1,351 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHPACK
+import NIOPosix
+
+/// Sends Live Activity pushes, broadcasts and channel management requests for **one app**.
+///
+/// One app = one bundle id, team, signing key and environment. A process serving several apps creates
+/// one `APNsClient` per app, all sharing one `EventLoopGroup`: each client then has its own token and
+/// its own connection pool, so one app's provider-token trouble or GOAWAY never stalls another's.
+///
+/// Creating a client opens nothing: connections are opened lazily by the first requests and kept
+/// open until ``shutdown()``.
+public final class APNsClient: Sendable {
+    /// The app this client pushes for.
+    public let bundleID: String
+    /// `<bundleID>.push-type.liveactivity`.
+    public let liveActivityTopic: String
+    /// The provider token source; exposed so operators can see the mint count and tests can inspect it.
+    public let tokenSigner: APNsTokenSigner
+
+    private let endpoint: APNsEndpoint
+    private let channelManagementEndpoint: APNsEndpoint
+    private let pushPool: HTTP2ConnectionPool
+    private let channelPool: HTTP2ConnectionPool
+    private let maximumUnprocessedRetries: Int
+    private let logger: Logger
+    private let allocator = ByteBufferAllocator()
+
+    /// - Parameters:
+    ///   - configuration: app credentials, endpoints and pool settings.
+    ///   - eventLoopGroup: shared by every client of the process; defaults to NIO's singleton.
+    ///   - clock: wall clock for provider tokens (inject ``ManualWallClock`` in tests).
+    ///   - logger: never receives the key, the token, or a full device token.
+    public init(
+        configuration: APNsClientConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        clock: any WallClock = SystemWallClock(),
+        logger: Logger = Logger(label: "liveline.apns")
+    ) throws {
+        self.bundleID = configuration.bundleID
+        self.liveActivityTopic = configuration.liveActivityTopic
+        self.tokenSigner = try APNsTokenSigner(
+            teamID: configuration.teamID,
+            keyID: configuration.keyID,
+            privateKeyPEM: configuration.privateKeyPEM,
+            clock: clock
+        )
+        self.endpoint = configuration.endpoint
+        self.channelManagementEndpoint = configuration.channelManagementEndpoint
+        var logger = logger
+        logger[apns: .bundleID] = "\(configuration.bundleID)"
+        self.logger = logger
+        self.pushPool = try HTTP2ConnectionPool(
+            endpoint: configuration.endpoint,
+            group: eventLoopGroup,
+            configuration: configuration.pool,
+            logger: logger
+        )
+        // Channel management is rare; one connection is plenty.
+        var managementPool = configuration.pool
+        managementPool.maximumConnections = 1
+        self.channelPool = try HTTP2ConnectionPool(
+            endpoint: configuration.channelManagementEndpoint,
+            group: eventLoopGroup,
+            configuration: managementPool,
+            logger: logger
+        )
+        self.maximumUnprocessedRetries = configuration.pool.maximumUnprocessedRetries
+    }
+
+    /// Closes every connection. Requests still waiting for a stream fail with a retriable error.
+    public func shutdown() async {
+        await pushPool.shutdown()
+        await channelPool.shutdown()
+    }
+
+    // MARK: Device pushes
+
+    /// Sends one Live Activity push.
+    ///
+    /// - Returns: the echoed `apns-id` on 200.
+    /// - Throws: ``APNsError`` whose ``APNsError/outcome`` says what to do. A 403 ExpiredProviderToken is
+    ///   answered internally by one token refresh and one retry (when the 20-minute floor allows a
+    ///   refresh); only if that is impossible or fails again does the caller see `.providerToken`.
+    public func send(_ push: APNsLiveActivityPush) async throws(APNsError) -> APNsResponse {
+        // The token goes into :path and header validation is off on our connections, so anything but
+        // hex is refused here; the length is left for APNs to judge.
+        guard !push.deviceToken.isEmpty, push.deviceToken.utf8.allSatisfy(Self.isHexDigit) else {
+            throw APNsError(
+                outcome: .tokenInvalid,
+                status: nil,
+                reason: .badDeviceToken,
+                apnsID: push.apnsID.canonicalString,
+                timestamp: nil,
+                detail: "device token is not hex; not sent"
+            )
+        }
+        var headers = HPACKHeaders()
+        headers.add(name: ":method", value: "POST")
+        headers.add(name: ":scheme", value: endpoint.trust == .plaintext ? "http" : "https")
+        // Values unique to one push stay out of the HPACK dynamic table: indexing them would only
+        // evict the ones that repeat (topic, authorization) and slow every table lookup.
+        headers.add(name: ":path", value: "/3/device/" + push.deviceToken, indexing: .nonIndexable)
+        headers.add(name: ":authority", value: endpoint.host)
+        headers.add(name: "apns-push-type", value: "liveactivity")
+        headers.add(name: "apns-topic", value: liveActivityTopic)
+        headers.add(name: "apns-priority", value: push.priority == .high ? "10" : "5")
+        if let expiration = push.expiration {
+            headers.add(name: "apns-expiration", value: expiration.headerValue, indexing: .nonIndexable)
+        }
+        headers.add(name: "apns-id", value: push.apnsID.canonicalString, indexing: .nonIndexable)
+        if let collapseID = push.collapseID {
+            headers.add(name: "apns-collapse-id", value: collapseID)
+        }
+        let body = allocator.buffer(bytes: push.payload)
+        let response = try await perform(pool: pushPool, headers: headers, body: body, idHeader: "apns-id")
+        return try successOrThrow(response, idHeader: "apns-id")
+    }
+
+    // MARK: Broadcast (iOS 18)
+
+    /// Sends one broadcast push to a channel: `POST /4/broadcasts/apps/<bundle id>` on the push host.
+    ///
+    /// Per Apple's "Sending broadcast push notification requests to APNs"
+    /// (https://developer.apple.com/documentation/usernotifications/sending-broadcast-push-notification-requests-to-apns).
+    public func broadcast(_ push: APNsBroadcastPush) async throws(APNsError) -> APNsResponse {
+        var headers = HPACKHeaders()
+        headers.add(name: ":method", value: "POST")
+        headers.add(name: ":scheme", value: endpoint.trust == .plaintext ? "http" : "https")
+        headers.add(name: ":path", value: "/4/broadcasts/apps/" + bundleID)
+        headers.add(name: ":authority", value: endpoint.host)
+        headers.add(name: "apns-channel-id", value: push.channelID)
+        headers.add(name: "apns-push-type", value: "liveactivity")
+        headers.add(name: "apns-priority", value: push.priority == .high ? "10" : "5")
+        if let expiration = push.expiration {
+            headers.add(name: "apns-expiration", value: expiration.headerValue)
+        }
+        headers.add(name: "apns-request-id", value: push.requestID.canonicalString, indexing: .nonIndexable)
+        let body = allocator.buffer(bytes: push.payload)
+        let response = try await perform(pool: pushPool, headers: headers, body: body, idHeader: "apns-request-id")
+        return try successOrThrow(response, idHeader: "apns-request-id")
+    }
+
+    // MARK: Channel management (iOS 18)
+    //
+    // Paths and hosts follow Apple's "Sending channel management requests to APNs"
+    // (https://developer.apple.com/documentation/usernotifications/sending-channel-management-requests-to-apns):
+    //   create:   POST   /1/apps/<bundle id>/channels      body {"message-storage-policy":N,"push-type":"LiveActivity"}
+    //             → 201, channel id in the `apns-channel-id` response header
+    //   read:     GET    /1/apps/<bundle id>/channels      with `apns-channel-id` → 200, body with the policy
+    //   read all: GET    /1/apps/<bundle id>/all-channels  → 200, body {"channels":[…]}
+    //   delete:   DELETE /1/apps/<bundle id>/channels      with `apns-channel-id` → 204
+    // on api-manage-broadcast(.sandbox).push.apple.com, ports 2196 (production) and 2195 (sandbox).
+    // Some open-source clients put the channel id in the path for read/delete, or list with a bare GET on
+    // /channels; Apple's text uses the `apns-channel-id` header and a separate `all-channels` path.
+    // Hosts, ports, the create body and header-based delete also match several independent
+    // implementations; `all-channels` rests on Apple's article alone.
+
+    /// Creates a channel and returns its id (`apns-channel-id`).
+    public func createChannel(
+        storagePolicy: APNsMessageStoragePolicy = .noMessageStored,
+        requestID: UUID = UUID()
+    ) async throws(APNsError) -> String {
+        let json = #"{"message-storage-policy":\#(storagePolicy.rawValue),"push-type":"LiveActivity"}"#
+        let response = try await management(
+            method: "POST",
+            path: "/1/apps/\(bundleID)/channels",
+            channelID: nil,
+            body: Array(json.utf8),
+            requestID: requestID
+        )
+        guard let channelID = response.headers.first(name: "apns-channel-id") else {
+            throw APNsError(
+                outcome: .retriable,
+                status: response.status,
+                reason: nil,
+                apnsID: response.headers.first(name: "apns-request-id"),
+                timestamp: nil,
+                detail: "create channel answered without apns-channel-id"
+            )
+        }
+        return channelID
+    }
+
+    /// Reads a channel's configuration.
+    public func channelConfiguration(id channelID: String, requestID: UUID = UUID()) async throws(APNsError) -> APNsChannelConfiguration {
+        let response = try await management(
+            method: "GET",
+            path: "/1/apps/\(bundleID)/channels",
+            channelID: channelID,
+            body: nil,
+            requestID: requestID
+        )
+        struct Body: Decodable {
+            var messageStoragePolicy: Int?
+            var pushType: String?
+            enum CodingKeys: String, CodingKey {
+                case messageStoragePolicy = "message-storage-policy"
+                case pushType = "push-type"
+            }
+        }
+        let decoded = response.body.flatMap { try? JSONDecoder().decode(Body.self, from: Data($0.readableBytesView)) }
+        return APNsChannelConfiguration(
+            channelID: channelID,
+            storagePolicy: APNsMessageStoragePolicy(rawValue: decoded?.messageStoragePolicy ?? 0) ?? .noMessageStored,
+            pushType: decoded?.pushType ?? "LiveActivity"
+        )
+    }
+
+    /// Lists the ids of every channel of the app.
+    public func allChannelIDs(requestID: UUID = UUID()) async throws(APNsError) -> [String] {
+        let response = try await management(
+            method: "GET",
+            path: "/1/apps/\(bundleID)/all-channels",
+            channelID: nil,
+            body: nil,
+            requestID: requestID
+        )
+        struct Body: Decodable { var channels: [String] }
+        return response.body.flatMap { try? JSONDecoder().decode(Body.self, from: Data($0.readableBytesView)) }?.channels ?? []
+    }
+
+    /// Deletes a channel. Broadcasts to it fail afterwards.
+    public func deleteChannel(id channelID: String, requestID: UUID = UUID()) async throws(APNsError) {
+        _ = try await management(
+            method: "DELETE",
+            path: "/1/apps/\(bundleID)/channels",
+            channelID: channelID,
+            body: nil,
+            requestID: requestID
+        )
+    }
+
+    private func management(
+        method: String,
+        path: String,
+        channelID: String?,
+        body: [UInt8]?,
+        requestID: UUID
+    ) async throws(APNsError) -> HTTP2Response {
+        var headers = HPACKHeaders()
+        headers.add(name: ":method", value: method)
+        headers.add(name: ":scheme", value: channelManagementEndpoint.trust == .plaintext ? "http" : "https")
+        headers.add(name: ":path", value: path)
+        headers.add(name: ":authority", value: channelManagementEndpoint.host)
+        headers.add(name: "apns-request-id", value: requestID.uuidString)
+        if let channelID {
+            headers.add(name: "apns-channel-id", value: channelID)
+        }
+        let buffer = body.map { allocator.buffer(bytes: $0) }
+        let response = try await perform(pool: channelPool, headers: headers, body: buffer, idHeader: "apns-request-id")
+        _ = try successOrThrow(response, idHeader: "apns-request-id")
+        return response
+    }
+
+    // MARK: Transport
+
+    /// Adds the provider token, leases a stream and sends, moving the request to another connection
+    /// when the server provably did not process it, and refreshing the token once on
+    /// ExpiredProviderToken.
+    private func perform(
+        pool: HTTP2ConnectionPool,
+        headers: HPACKHeaders,
+        body: ByteBuffer?,
+        idHeader: String
+    ) async throws(APNsError) -> HTTP2Response {
+        var unprocessedRetries = 0
+        var refreshedToken = false
+        while true {
+            let token = tokenSigner.currentToken()
+            var request = HTTP2Request(headers: headers, body: body)
+            request.headers.add(name: "authorization", value: "bearer " + token.jwt, indexing: .indexable)
+
+            let connection: HTTP2Connection
+            do {
+                connection = try await pool.lease()
+            } catch is CancellationError {
+                // Only the wait for a stream slot is cancellable; a request already written is not
+                // (APNs may have taken it) and ends with its response or the request timeout.
+                throw APNsError.transport("cancelled while waiting for a stream")
+            } catch {
+                throw APNsError.transport(
+                    error is HTTP2ConnectionPool.ShutdownError ? "client is shut down" : "could not connect to APNs"
+                )
+            }
+            let result: Result<HTTP2Response, any Error>
+            do {
+                result = .success(try await connection.execute(request))
+            } catch {
+                result = .failure(error)
+            }
+            pool.release(connection)
+
+            switch result {
+            case .failure(let failure as HTTP2TransportFailure):
+                switch failure {
+                case .unprocessed(let why):
+                    unprocessedRetries += 1
+                    if unprocessedRetries > maximumUnprocessedRetries {
+                        throw APNsError.transport("not processed after \(unprocessedRetries) attempts: \(why)")
+                    }
+                    logger.debug("apns request not processed, retrying on another connection", metadata: .init([.why: why]))
+                    continue
+                case .interrupted(let why):
+                    throw APNsError.transport(why)
+                }
+            case .failure(let error):
+                throw APNsError.transport("\(type(of: error))")
+            case .success(let response):
+                if response.status == 403, !refreshedToken,
+                    APNsErrorBody.decode(response.body).reason == .expiredProviderToken
+                {
+                    refreshedToken = true
+                    tokenSigner.invalidate(ifIssuedAt: token.issuedAt)
+                    if tokenSigner.currentToken().issuedAt != token.issuedAt {
+                        logger.info("apns ExpiredProviderToken, retrying once with a fresh token")
+                        continue
+                    }
+                    logger.info("apns ExpiredProviderToken inside the 20-minute refresh floor; not refreshing (clock skew?)")
+                }
+                return response
+            }
+        }
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
+    }
+
+    private func successOrThrow(_ response: HTTP2Response, idHeader: String) throws(APNsError) -> APNsResponse {
+        let echoedID = response.headers.first(name: idHeader)
+        if (200..<300).contains(response.status) {
+            return APNsResponse(
+                status: response.status,
+                apnsID: echoedID,
+                uniqueID: response.headers.first(name: "apns-unique-id")
+            )
+        }
+        let body = APNsErrorBody.decode(response.body)
+        throw APNsError(
+            outcome: APNsOutcome.classify(status: response.status, reason: body.reason),
+            status: response.status,
+            reason: body.reason,
+            apnsID: echoedID,
+            timestamp: body.timestamp,
+            detail: ""
+        )
+    }
+}

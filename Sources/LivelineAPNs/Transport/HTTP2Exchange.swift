@@ -1,0 +1,24 @@
+import NIOCore
+import NIOHPACK
+
+/// One request as the transport sends it: header block (pseudo-headers included) and body.
+struct HTTP2Request: Sendable {
+    var headers: HPACKHeaders
+    var body: ByteBuffer?
+}
+
+/// One complete response.
+struct HTTP2Response: Sendable {
+    var status: Int
+    var headers: HPACKHeaders
+    var body: ByteBuffer?
+}
+
+/// Why a request got no response.
+enum HTTP2TransportFailure: Error, Sendable {
+    /// The server cannot have processed the stream (it was above a GOAWAY's last-stream-id, refused,
+    /// or never written). Safe to send again on another connection.
+    case unprocessed(String)
+    /// The stream was in flight when the connection broke; APNs may or may not have taken it.
+    case interrupted(String)
+}

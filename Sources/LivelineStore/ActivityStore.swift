@@ -1,0 +1,123 @@
+import Foundation
+
+/// Activity state, tokens, budgets, channels and traces, as translators, senders and the api
+/// share them.
+///
+/// Every operation is batch-first: a translator handles hundreds of events per transaction,
+/// so one call covers a whole batch and each implementation spends one transaction on it.
+/// Times are kept at millisecond precision.
+///
+/// Two implementations pass the same conformance suite: ``SQLiteLivelineStore`` (embedded,
+/// one node) and ``PostgresLivelineStore`` (several nodes).
+public protocol ActivityStore: Sendable {
+    // MARK: Translator
+
+    /// Loads, in one call, each requested activity with its update tokens, the user's
+    /// push-to-start token for the attributes type and the user's preferences.
+    ///
+    /// - Returns: one snapshot per distinct requested activity id, keyed by activity id.
+    func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: ActivitySnapshot]
+
+    /// Applies a batch of state changes and appends trace entries in one transaction.
+    ///
+    /// A change applies only if its event time is newer than the activity's last applied
+    /// time and the activity has not ended; the check and the write are one atomic
+    /// statement, so concurrent translators never lose a newer write. Changes are taken in
+    /// order, so two changes of one activity in a batch behave as if applied one by one.
+    ///
+    /// A change to a pending row (made by an app's registration) whose owner differs from
+    /// the event's user hands the row to the event's user and removes the tokens the
+    /// other user registered: the domain service is the authority on ownership.
+    ///
+    /// - Returns: one outcome per change, in the same order.
+    func applyChanges(_ changes: [ActivityChange], trace: [TraceEntry]) async throws -> [ChangeOutcome]
+
+    /// Spends priority-10 budget: for each id, adds one per occurrence to the counter of
+    /// the current window, starting a new window at `now` if the current one began
+    /// `window` or longer ago.
+    ///
+    /// - Returns: the spent count after the increment, per activity id; ids without a row are absent.
+    func spendPriorityBudget(_ activityIDs: [String], at now: Date, window: TimeInterval) async throws -> [String: Int]
+
+    /// Marks a push-to-start token used, only if it is still the user's current token for the
+    /// type and not yet used.
+    ///
+    /// - Returns: `true` for the one caller that marked it.
+    func markPushToStartTokenUsed(userID: String, attributesType: String, token: String, at: Date) async throws -> Bool
+
+    // MARK: Sender
+
+    /// Deletes `token` (update or push-to-start) unless it was registered again at or after
+    /// `registeredBefore` — APNs' 410 Unregistered timestamp.
+    ///
+    /// - Returns: how many registrations were deleted.
+    func deleteToken(_ token: String, registeredBefore: Date) async throws -> Int
+
+    /// Deletes `token` wherever it is registered (BadDeviceToken, DeviceTokenNotForTopic).
+    ///
+    /// - Returns: how many registrations were deleted.
+    func deleteToken(_ token: String) async throws -> Int
+
+    // MARK: Channels
+
+    /// Records a channel created at APNs, unless a live one exists for (domain, key).
+    func createChannel(_ channel: BroadcastChannel) async throws -> ChannelCreation
+
+    /// The channel for (domain, key), deleted or not.
+    func channel(domain: String, key: String) async throws -> BroadcastChannel?
+
+    /// Marks the live channel for (domain, key) deleted.
+    ///
+    /// - Returns: `false` if there was no live channel.
+    func markChannelDeleted(domain: String, key: String, at: Date) async throws -> Bool
+
+    // MARK: Trace
+
+    /// Appends trace entries in one transaction.
+    func appendTrace(_ entries: [TraceEntry]) async throws
+
+    /// The newest `limit` entries of an activity's trace, oldest first.
+    func trace(activityID: String, limit: Int) async throws -> [TraceEntry]
+
+    /// Deletes trace entries older than `cutoff`.
+    ///
+    /// - Returns: how many were deleted.
+    func pruneTrace(olderThan cutoff: Date) async throws -> Int
+
+    // MARK: Api
+
+    /// Stores a device's update token for an activity the user owns, replacing that
+    /// device's previous token.
+    ///
+    /// If the activity has no row yet (the app often registers before the first event),
+    /// a pending row owned by the user is created so that ownership is settled at once.
+    func registerUpdateToken(_ registration: UpdateTokenRegistration) async throws -> TokenRegistrationOutcome
+
+    /// Removes a device's update token for an activity the user owns.
+    func removeUpdateToken(activityID: String, deviceID: String, userID: String) async throws -> TokenRemovalOutcome
+
+    /// Stores the user's push-to-start token for an attributes type, replacing the previous
+    /// one and clearing its used mark.
+    func registerPushToStartToken(_ token: PushToStartToken) async throws
+
+    /// Removes the user's push-to-start token for an attributes type.
+    ///
+    /// - Returns: `false` if there was none.
+    func removePushToStartToken(userID: String, attributesType: String) async throws -> Bool
+
+    /// The user's preferences, ``UserPreferences/defaults`` if never set.
+    func preferences(userID: String) async throws -> UserPreferences
+
+    /// Replaces the user's preferences.
+    func setPreferences(_ preferences: UserPreferences, userID: String) async throws
+
+    /// One activity, for reconciliation.
+    func activity(id: String) async throws -> ActivityRecord?
+}
+
+extension ActivityStore {
+    /// Applies a batch of state changes without trace entries.
+    public func applyChanges(_ changes: [ActivityChange]) async throws -> [ChangeOutcome] {
+        try await applyChanges(changes, trace: [])
+    }
+}

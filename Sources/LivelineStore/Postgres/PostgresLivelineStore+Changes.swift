@@ -1,0 +1,152 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+extension PostgresLivelineStore {
+    public func applyChanges(_ changes: [ActivityChange], trace: [TraceEntry]) async throws -> [ChangeOutcome] {
+        guard !changes.isEmpty || !trace.isEmpty else { return [] }
+        let rounds = Self.rounds(of: changes)
+        let logger = self.logger
+        return try await transaction { connection in
+            var outcomes = [ChangeOutcome](repeating: .stale, count: changes.count)
+            if !changes.isEmpty {
+                // Lock the existing rows in id order first, so that concurrent batches and
+                // registrations (which lock the activity before its tokens) queue rather than deadlock.
+                let allIDs = Array(Set(changes.map(\.activityID))).sorted()
+                let pairs = rounds.first ?? []
+                try await connection.query("""
+                    SELECT count(*) FROM (SELECT id FROM activities WHERE id = ANY(\(allIDs)::text[]) ORDER BY id FOR UPDATE) locked
+                    """, logger: logger)
+                // A pending row made by another user's registration: the event's user owns the
+                // activity, so that user's tokens must never receive its pushes.
+                let purgeIDs = pairs.map { changes[$0].activityID }
+                let purgeUsers = pairs.map { changes[$0].userID }
+                try await connection.query("""
+                    DELETE FROM update_tokens t USING activities a, unnest(\(purgeIDs)::text[], \(purgeUsers)::text[]) AS i(id, user_id)
+                    WHERE a.id = i.id AND t.activity_id = a.id AND a.last_event_ms IS NULL AND a.user_id <> i.user_id
+                    """, logger: logger)
+            }
+            for round in rounds {
+                let applied = try await Self.upsert(round.map { changes[$0] }, on: connection, logger: logger)
+                let missed = round.filter { !applied.contains(changes[$0].activityID) }
+                var ended = Set<String>()
+                if !missed.isEmpty {
+                    let ids = missed.map { changes[$0].activityID }
+                    for try await id in try await connection.query(
+                        "SELECT id FROM activities WHERE id = ANY(\(ids)::text[]) AND ended_ms IS NOT NULL", logger: logger
+                    ).decode(String.self) {
+                        ended.insert(id)
+                    }
+                }
+                for index in round {
+                    let id = changes[index].activityID
+                    outcomes[index] = applied.contains(id) ? .applied : ended.contains(id) ? .ended : .stale
+                }
+            }
+            try await Self.insertTrace(trace, on: connection, logger: logger)
+            return outcomes
+        }
+    }
+
+    /// Splits changes into rounds holding at most one change per activity, in batch order: one
+    /// multi-row upsert cannot touch a row twice, and the k-th change of an activity must see
+    /// the (k-1)-th. Each round is sorted by id so row locks are taken in one order.
+    static func rounds(of changes: [ActivityChange]) -> [[Int]] {
+        var rounds: [[Int]] = []
+        var seen: [String: Int] = [:]
+        for (index, change) in changes.enumerated() {
+            let round = seen[change.activityID, default: 0]
+            seen[change.activityID] = round + 1
+            if round == rounds.count { rounds.append([]) }
+            rounds[round].append(index)
+        }
+        return rounds.map { round in round.sorted { changes[$0].activityID < changes[$1].activityID } }
+    }
+
+    /// One conditional multi-row upsert; returns the ids it applied.
+    static func upsert(_ changes: [ActivityChange], on connection: PostgresConnection, logger: Logger) async throws -> Set<String> {
+        let ids = changes.map(\.activityID)
+        let domains = changes.map(\.domain)
+        let types = changes.map(\.attributesType)
+        let users = changes.map(\.userID)
+        // Arrays cannot carry NULL through postgres-nio's encoders: '' and -1 stand for none.
+        let attributes = changes.map { $0.attributes ?? "" }
+        let states = changes.map(\.contentState)
+        let times = changes.map { $0.eventTime.millisecondsSince1970 }
+        let endTimes = changes.map { $0.end?.at.millisecondsSince1970 ?? -1 }
+        let endReasons = changes.map { $0.end?.reason ?? "" }
+        let query: PostgresQuery = """
+            INSERT INTO activities AS a (id, domain, attributes_type, user_id, attributes, content_state,
+                                         last_event_ms, started_ms, ended_ms, end_reason)
+            SELECT id, domain, attributes_type, user_id, NULLIF(attributes, ''), content_state,
+                   event_ms, event_ms, NULLIF(ended_ms, -1), NULLIF(end_reason, '')
+            FROM unnest(\(ids)::text[], \(domains)::text[], \(types)::text[], \(users)::text[], \(attributes)::text[],
+                        \(states)::text[], \(times)::int8[], \(endTimes)::int8[], \(endReasons)::text[])
+                 AS i(id, domain, attributes_type, user_id, attributes, content_state, event_ms, ended_ms, end_reason)
+            ORDER BY id
+            ON CONFLICT (id) DO UPDATE SET
+                domain = EXCLUDED.domain,
+                attributes_type = EXCLUDED.attributes_type,
+                user_id = CASE WHEN a.last_event_ms IS NULL THEN EXCLUDED.user_id ELSE a.user_id END,
+                attributes = COALESCE(EXCLUDED.attributes, a.attributes),
+                content_state = EXCLUDED.content_state,
+                last_event_ms = EXCLUDED.last_event_ms,
+                started_ms = COALESCE(a.started_ms, EXCLUDED.started_ms),
+                ended_ms = EXCLUDED.ended_ms,
+                end_reason = EXCLUDED.end_reason
+            WHERE a.ended_ms IS NULL AND (a.last_event_ms IS NULL OR a.last_event_ms < EXCLUDED.last_event_ms)
+            RETURNING a.id
+            """
+        var applied = Set<String>()
+        for try await id in try await connection.query(query, logger: logger).decode(String.self) {
+            applied.insert(id)
+        }
+        return applied
+    }
+
+    public func spendPriorityBudget(_ activityIDs: [String], at now: Date, window: TimeInterval) async throws -> [String: Int] {
+        guard !activityIDs.isEmpty else { return [:] }
+        var amounts: [String: Int64] = [:]
+        for id in activityIDs { amounts[id, default: 0] += 1 }
+        let ids = amounts.keys.sorted()
+        let counts = ids.map { amounts[$0] ?? 0 }
+        let nowMS = now.millisecondsSince1970
+        let windowStartLimit = nowMS - Int64((window * 1000).rounded())
+        let query: PostgresQuery = """
+            UPDATE activities a SET
+                budget_spent = CASE WHEN a.budget_window_ms IS NULL OR a.budget_window_ms <= \(windowStartLimit)
+                                    THEN i.amount ELSE a.budget_spent + i.amount END,
+                budget_window_ms = CASE WHEN a.budget_window_ms IS NULL OR a.budget_window_ms <= \(windowStartLimit)
+                                        THEN \(nowMS) ELSE a.budget_window_ms END
+            FROM unnest(\(ids)::text[], \(counts)::int8[]) AS i(id, amount)
+            WHERE a.id = i.id
+            RETURNING a.id, a.budget_spent
+            """
+        var spent: [String: Int] = [:]
+        for try await (id, count) in try await client.query(query, logger: logger).decode((String, Int64).self) {
+            spent[id] = Int(count)
+        }
+        return spent
+    }
+
+    public func markPushToStartTokenUsed(userID: String, attributesType: String, token: String, at: Date) async throws -> Bool {
+        let ms = at.millisecondsSince1970
+        return try await first(String.self, """
+            UPDATE push_to_start_tokens SET used_ms = \(ms)
+            WHERE user_id = \(userID) AND attributes_type = \(attributesType) AND token = \(token) AND used_ms IS NULL
+            RETURNING token
+            """) != nil
+    }
+
+    static func insertTrace(_ entries: [TraceEntry], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !entries.isEmpty else { return }
+        let ids = entries.map(\.activityID)
+        let times = entries.map { $0.at.millisecondsSince1970 }
+        let kinds = entries.map(\.kind.rawValue)
+        let details = entries.map(\.detail)
+        try await connection.query("""
+            INSERT INTO activity_trace (activity_id, at_ms, kind, detail)
+            SELECT * FROM unnest(\(ids)::text[], \(times)::int8[], \(kinds)::text[], \(details)::text[])
+            """, logger: logger)
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+extension PostgresLivelineStore {
+    // MARK: Channels
+
+    public func createChannel(_ channel: BroadcastChannel) async throws -> ChannelCreation {
+        let created = channel.createdAt.millisecondsSince1970
+        // Replaces only a deleted row, so a live channel stored by another worker wins.
+        let inserted = try await first(String.self, """
+            INSERT INTO channels AS c (domain, key, channel_id, created_ms, deleted_ms)
+            VALUES (\(channel.domain), \(channel.key), \(channel.channelID), \(created), NULL)
+            ON CONFLICT (domain, key) DO UPDATE SET channel_id = EXCLUDED.channel_id,
+                created_ms = EXCLUDED.created_ms, deleted_ms = NULL
+            WHERE c.deleted_ms IS NOT NULL
+            RETURNING channel_id
+            """) != nil
+        guard let stored = try await self.channel(domain: channel.domain, key: channel.key) else {
+            throw StoreError.backend("channel vanished after it was stored")
+        }
+        return inserted ? .created(stored) : .existing(stored)
+    }
+
+    public func channel(domain: String, key: String) async throws -> BroadcastChannel? {
+        for try await (channelID, created, deleted) in try await client.query(
+            "SELECT channel_id, created_ms, deleted_ms FROM channels WHERE domain = \(domain) AND key = \(key)", logger: logger
+        ).decode((String, Int64, Int64?).self) {
+            return BroadcastChannel(
+                domain: domain, key: key, channelID: channelID, createdAt: Date(millisecondsSince1970: created),
+                deletedAt: Date(millisecondsSince1970: deleted))
+        }
+        return nil
+    }
+
+    public func markChannelDeleted(domain: String, key: String, at: Date) async throws -> Bool {
+        let ms = at.millisecondsSince1970
+        return try await first(String.self, """
+            UPDATE channels SET deleted_ms = \(ms) WHERE domain = \(domain) AND key = \(key) AND deleted_ms IS NULL
+            RETURNING channel_id
+            """) != nil
+    }
+
+    // MARK: Trace
+
+    public func appendTrace(_ entries: [TraceEntry]) async throws {
+        guard !entries.isEmpty else { return }
+        let logger = self.logger
+        try await transaction { connection in
+            try await Self.insertTrace(entries, on: connection, logger: logger)
+        }
+    }
+
+    public func trace(activityID: String, limit: Int) async throws -> [TraceEntry] {
+        let limit = Int64(max(0, limit))
+        var entries: [TraceEntry] = []
+        for try await (at, kind, detail) in try await client.query("""
+            SELECT at_ms, kind, detail FROM (
+                SELECT * FROM activity_trace WHERE activity_id = \(activityID) ORDER BY at_ms DESC, seq DESC LIMIT \(limit)
+            ) newest ORDER BY at_ms, seq
+            """, logger: logger).decode((Int64, String, String).self)
+        {
+            entries.append(TraceEntry(
+                activityID: activityID, at: Date(millisecondsSince1970: at),
+                kind: TraceEntry.Kind(stored: kind), detail: detail))
+        }
+        return entries
+    }
+
+    public func pruneTrace(olderThan cutoff: Date) async throws -> Int {
+        let ms = cutoff.millisecondsSince1970
+        return try await first(Int64.self, """
+            WITH d AS (DELETE FROM activity_trace WHERE at_ms < \(ms) RETURNING 1) SELECT count(*) FROM d
+            """).map(Int.init) ?? 0
+    }
+
+    // MARK: Preferences and reconciliation
+
+    public func preferences(userID: String) async throws -> UserPreferences {
+        for try await (enabled, frequent) in try await client.query(
+            "SELECT activities_enabled, frequent_pushes_enabled FROM preferences WHERE user_id = \(userID)", logger: logger
+        ).decode((Bool, Bool).self) {
+            return UserPreferences(activitiesEnabled: enabled, frequentPushesEnabled: frequent)
+        }
+        return .defaults
+    }
+
+    public func setPreferences(_ preferences: UserPreferences, userID: String) async throws {
+        try await client.query("""
+            INSERT INTO preferences (user_id, activities_enabled, frequent_pushes_enabled)
+            VALUES (\(userID), \(preferences.activitiesEnabled), \(preferences.frequentPushesEnabled))
+            ON CONFLICT (user_id) DO UPDATE SET activities_enabled = EXCLUDED.activities_enabled,
+                frequent_pushes_enabled = EXCLUDED.frequent_pushes_enabled
+            """, logger: logger)
+    }
+
+    public func activity(id: String) async throws -> ActivityRecord? {
+        for try await (domain, type, owner, attributes, contentState, lastEvent, started, ended, endReason, spent, window)
+            in try await client.query("""
+                SELECT domain, attributes_type, user_id, attributes, content_state, last_event_ms, started_ms, ended_ms,
+                       end_reason, budget_spent, budget_window_ms
+                FROM activities WHERE id = \(id)
+                """, logger: logger).decode(
+                    (String, String, String, String?, String?, Int64?, Int64?, Int64?, String?, Int64, Int64?).self)
+        {
+            return ActivityRecord(
+                id: id, domain: domain, attributesType: type, userID: owner, attributes: attributes,
+                contentState: contentState, lastEventAt: Date(millisecondsSince1970: lastEvent),
+                startedAt: Date(millisecondsSince1970: started), endedAt: Date(millisecondsSince1970: ended),
+                endReason: endReason,
+                budget: PriorityBudget(spent: Int(spent), windowStart: Date(millisecondsSince1970: window)))
+        }
+        return nil
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+extension PostgresLivelineStore {
+    public func registerUpdateToken(_ registration: UpdateTokenRegistration) async throws -> TokenRegistrationOutcome {
+        let logger = self.logger
+        return try await transaction { connection in
+            let id = registration.activityID
+            let domain = registration.domain ?? ""
+            let type = registration.attributesType ?? ""
+            let user = registration.userID
+            // DO NOTHING on conflict: the first registration (or event) settles the owner.
+            let createdActivity = try await Self.first(String.self, """
+                INSERT INTO activities (id, domain, attributes_type, user_id) VALUES (\(id), \(domain), \(type), \(user))
+                ON CONFLICT (id) DO NOTHING RETURNING id
+                """, on: connection, logger: logger) != nil
+            // Locks the activity before its tokens, the order applyChanges uses too.
+            var owner: String?
+            var ended = false
+            for try await (rowOwner, rowEnded) in try await connection.query(
+                "SELECT user_id, ended_ms IS NOT NULL FROM activities WHERE id = \(id) FOR UPDATE", logger: logger
+            ).decode((String, Bool).self) {
+                owner = rowOwner
+                ended = rowEnded
+            }
+            guard owner == user else { return .ownedByAnotherUser }
+            guard !ended else { return .activityEnded }
+            let device = registration.deviceID
+            let token = registration.token
+            let ms = registration.at.millisecondsSince1970
+            let inserted = try await Self.first(Bool.self, """
+                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms) VALUES (\(id), \(device), \(token), \(ms))
+                ON CONFLICT (activity_id, device_id) DO UPDATE SET token = EXCLUDED.token, registered_ms = EXCLUDED.registered_ms
+                RETURNING (xmax = 0)
+                """, on: connection, logger: logger) ?? false
+            return inserted ? .created(createdActivity: createdActivity) : .replaced
+        }
+    }
+
+    public func removeUpdateToken(activityID: String, deviceID: String, userID: String) async throws -> TokenRemovalOutcome {
+        let logger = self.logger
+        return try await transaction { connection in
+            guard let owner = try await Self.first(
+                String.self, "SELECT user_id FROM activities WHERE id = \(activityID) FOR UPDATE", on: connection, logger: logger)
+            else { return .notFound }
+            guard owner == userID else { return .ownedByAnotherUser }
+            let removed = try await Self.first(String.self, """
+                DELETE FROM update_tokens WHERE activity_id = \(activityID) AND device_id = \(deviceID) RETURNING device_id
+                """, on: connection, logger: logger)
+            return removed == nil ? .notFound : .removed
+        }
+    }
+
+    public func registerPushToStartToken(_ token: PushToStartToken) async throws {
+        let registered = token.registeredAt.millisecondsSince1970
+        let used = token.usedAt?.millisecondsSince1970
+        try await client.query("""
+            INSERT INTO push_to_start_tokens (user_id, attributes_type, token, registered_ms, used_ms)
+            VALUES (\(token.userID), \(token.attributesType), \(token.token), \(registered), \(used))
+            ON CONFLICT (user_id, attributes_type) DO UPDATE SET token = EXCLUDED.token,
+                registered_ms = EXCLUDED.registered_ms, used_ms = EXCLUDED.used_ms
+            """, logger: logger)
+    }
+
+    public func removePushToStartToken(userID: String, attributesType: String) async throws -> Bool {
+        try await first(String.self, """
+            DELETE FROM push_to_start_tokens WHERE user_id = \(userID) AND attributes_type = \(attributesType) RETURNING token
+            """) != nil
+    }
+
+    public func deleteToken(_ token: String, registeredBefore: Date) async throws -> Int {
+        let ms = registeredBefore.millisecondsSince1970
+        return try await first(Int64.self, """
+            WITH u AS (DELETE FROM update_tokens WHERE token = \(token) AND registered_ms < \(ms) RETURNING 1),
+                 p AS (DELETE FROM push_to_start_tokens WHERE token = \(token) AND registered_ms < \(ms) RETURNING 1)
+            SELECT (SELECT count(*) FROM u) + (SELECT count(*) FROM p)
+            """).map(Int.init) ?? 0
+    }
+
+    public func deleteToken(_ token: String) async throws -> Int {
+        try await first(Int64.self, """
+            WITH u AS (DELETE FROM update_tokens WHERE token = \(token) RETURNING 1),
+                 p AS (DELETE FROM push_to_start_tokens WHERE token = \(token) RETURNING 1)
+            SELECT (SELECT count(*) FROM u) + (SELECT count(*) FROM p)
+            """).map(Int.init) ?? 0
+    }
+}

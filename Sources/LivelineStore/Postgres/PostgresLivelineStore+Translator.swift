@@ -1,0 +1,69 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+extension PostgresLivelineStore {
+    public func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: ActivitySnapshot] {
+        var seen = Set<String>()
+        let unique = requests.filter { seen.insert($0.activityID).inserted }
+        guard !unique.isEmpty else { return [:] }
+        let ids = unique.map(\.activityID)
+        let users = unique.map(\.userID)
+        let types = unique.map(\.attributesType)
+        // One round-trip: the tokens come back as parallel arrays ordered by device id.
+        let query: PostgresQuery = """
+            SELECT i.id, i.user_id, i.attributes_type,
+                   a.domain, a.attributes_type, a.user_id, a.attributes, a.content_state, a.last_event_ms,
+                   a.started_ms, a.ended_ms, a.end_reason, a.budget_spent, a.budget_window_ms,
+                   ARRAY(SELECT t.device_id FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
+                   ARRAY(SELECT t.token FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
+                   ARRAY(SELECT t.registered_ms FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
+                   p.token, p.registered_ms, p.used_ms, pr.activities_enabled, pr.frequent_pushes_enabled
+            FROM unnest(\(ids)::text[], \(users)::text[], \(types)::text[]) AS i(id, user_id, attributes_type)
+            LEFT JOIN activities a ON a.id = i.id
+            LEFT JOIN push_to_start_tokens p ON p.user_id = i.user_id AND p.attributes_type = i.attributes_type
+            LEFT JOIN preferences pr ON pr.user_id = i.user_id
+            """
+        var snapshots: [String: ActivitySnapshot] = [:]
+        snapshots.reserveCapacity(unique.count)
+        for try await row in try await client.query(query, logger: logger) {
+            let (id, userID, attributesType,
+                 domain, type, owner, attributes, contentState, lastEvent, started, ended, endReason, spent, window,
+                 deviceIDs, tokens, registered,
+                 p2sToken, p2sRegistered, p2sUsed, enabled, frequent) = try row.decode(
+                (String, String, String,
+                 String?, String?, String?, String?, String?, Int64?, Int64?, Int64?, String?, Int64?, Int64?,
+                 [String], [String], [Int64],
+                 String?, Int64?, Int64?, Bool?, Bool?).self)
+            var activity: ActivityRecord?
+            if let domain, let type, let owner {
+                activity = ActivityRecord(
+                    id: id, domain: domain, attributesType: type, userID: owner, attributes: attributes,
+                    contentState: contentState, lastEventAt: Date(millisecondsSince1970: lastEvent),
+                    startedAt: Date(millisecondsSince1970: started), endedAt: Date(millisecondsSince1970: ended),
+                    endReason: endReason,
+                    budget: PriorityBudget(spent: Int(spent ?? 0), windowStart: Date(millisecondsSince1970: window)))
+            }
+            var updateTokens: [UpdateToken] = []
+            if let activity, !(activity.status == .pending && activity.userID != userID) {
+                for index in deviceIDs.indices {
+                    updateTokens.append(UpdateToken(
+                        activityID: id, deviceID: deviceIDs[index], token: tokens[index],
+                        registeredAt: Date(millisecondsSince1970: registered[index])))
+                }
+            }
+            var pushToStart: PushToStartToken?
+            if let p2sToken, let p2sRegistered {
+                pushToStart = PushToStartToken(
+                    userID: userID, attributesType: attributesType, token: p2sToken,
+                    registeredAt: Date(millisecondsSince1970: p2sRegistered),
+                    usedAt: Date(millisecondsSince1970: p2sUsed))
+            }
+            let preferences = enabled.map { UserPreferences(activitiesEnabled: $0, frequentPushesEnabled: frequent ?? false) }
+            snapshots[id] = ActivitySnapshot(
+                activity: activity, updateTokens: updateTokens, pushToStartToken: pushToStart,
+                preferences: preferences ?? .defaults)
+        }
+        return snapshots
+    }
+}

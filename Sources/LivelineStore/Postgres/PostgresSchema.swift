@@ -1,0 +1,123 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The PostgreSQL schema as ordered migrations, recorded in `schema_version`.
+///
+/// Tables live in the connection's `search_path`, so a deployment (or a test) picks its
+/// schema through the client's startup parameters.
+enum PostgresSchema {
+    struct Migration {
+        let version: Int
+        /// One statement each: the extended protocol takes a single statement per query.
+        let statements: [String]
+    }
+
+    /// Append only: a released migration is never edited.
+    static let migrations: [Migration] = [
+        Migration(version: 1, statements: [
+            """
+            CREATE TABLE activities (
+                id TEXT PRIMARY KEY,
+                domain TEXT NOT NULL,
+                attributes_type TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                attributes TEXT,
+                content_state TEXT,
+                last_event_ms BIGINT,
+                started_ms BIGINT,
+                ended_ms BIGINT,
+                end_reason TEXT,
+                budget_spent BIGINT NOT NULL DEFAULT 0,
+                budget_window_ms BIGINT
+            )
+            """,
+            """
+            CREATE TABLE update_tokens (
+                activity_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                token TEXT NOT NULL,
+                registered_ms BIGINT NOT NULL,
+                PRIMARY KEY (activity_id, device_id)
+            )
+            """,
+            "CREATE INDEX update_tokens_token ON update_tokens (token)",
+            """
+            CREATE TABLE push_to_start_tokens (
+                user_id TEXT NOT NULL,
+                attributes_type TEXT NOT NULL,
+                token TEXT NOT NULL,
+                registered_ms BIGINT NOT NULL,
+                used_ms BIGINT,
+                PRIMARY KEY (user_id, attributes_type)
+            )
+            """,
+            "CREATE INDEX push_to_start_tokens_token ON push_to_start_tokens (token)",
+            """
+            CREATE TABLE preferences (
+                user_id TEXT PRIMARY KEY,
+                activities_enabled BOOLEAN NOT NULL,
+                frequent_pushes_enabled BOOLEAN NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE channels (
+                domain TEXT NOT NULL,
+                key TEXT NOT NULL,
+                channel_id TEXT NOT NULL,
+                created_ms BIGINT NOT NULL,
+                deleted_ms BIGINT,
+                PRIMARY KEY (domain, key)
+            )
+            """,
+            """
+            CREATE TABLE activity_trace (
+                seq BIGSERIAL PRIMARY KEY,
+                activity_id TEXT NOT NULL,
+                at_ms BIGINT NOT NULL,
+                kind TEXT NOT NULL,
+                detail TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX activity_trace_activity ON activity_trace (activity_id, at_ms)",
+            "CREATE INDEX activity_trace_at ON activity_trace (at_ms)",
+        ]),
+    ]
+
+    static var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// Applies the missing migrations in one transaction under an advisory lock keyed by the
+    /// schema, so two processes starting at once apply each migration once.
+    static func migrate(client: PostgresClient, logger: Logger) async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtext('liveline.schema_version:' || current_schema())::bigint)",
+                logger: logger)
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS schema_version (
+                    version INTEGER PRIMARY KEY,
+                    applied_ms BIGINT NOT NULL
+                )
+                """, logger: logger)
+            var current = 0
+            for try await version in try await connection.query(
+                "SELECT COALESCE(MAX(version), 0)::bigint FROM schema_version", logger: logger
+            ).decode(Int64.self) {
+                current = Int(version)
+            }
+            guard current <= latestVersion else {
+                throw StoreError.newerSchema("database is at schema \(current), this build knows \(latestVersion)")
+            }
+            for migration in migrations where migration.version > current {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                let version = migration.version
+                let now = Date().millisecondsSince1970
+                try await connection.query(
+                    "INSERT INTO schema_version (version, applied_ms) VALUES (\(version), \(now))", logger: logger)
+                logger.info("applied store migration", metadata: ["store.schema_version": "\(version)"])
+            }
+        }
+    }
+}

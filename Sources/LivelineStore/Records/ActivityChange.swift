@@ -1,0 +1,42 @@
+import Foundation
+
+/// A state change the translator wants stored: the full current state from one event.
+public struct ActivityChange: Sendable, Hashable {
+    public var activityID: String
+    public var domain: String
+    public var attributesType: String
+    /// The user the event names. It replaces a pending row's owner (see ``ActivityStore/applyChanges(_:trace:)``).
+    public var userID: String
+    /// Static attributes JSON; `nil` keeps what is stored.
+    public var attributes: String?
+    /// The full content-state JSON.
+    public var contentState: String
+    /// The event's time; the change applies only if it is newer than the stored one.
+    public var eventTime: Date
+    /// Set when the change ends the activity.
+    public var end: End?
+
+    /// How an activity ended.
+    public struct End: Sendable, Hashable {
+        public var at: Date
+        public var reason: String
+        public init(at: Date, reason: String) {
+            self.at = at
+            self.reason = reason
+        }
+    }
+
+    public init(
+        activityID: String, domain: String, attributesType: String, userID: String,
+        attributes: String? = nil, contentState: String, eventTime: Date, end: End? = nil
+    ) {
+        self.activityID = activityID
+        self.domain = domain
+        self.attributesType = attributesType
+        self.userID = userID
+        self.attributes = attributes
+        self.contentState = contentState
+        self.eventTime = eventTime
+        self.end = end
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// An app's request to store the update token of one activity on one device.
+public struct UpdateTokenRegistration: Sendable, Hashable {
+    public var activityID: String
+    public var deviceID: String
+    /// The authenticated user; must own the activity.
+    public var userID: String
+    /// Lower-case hex.
+    public var token: String
+    /// Used only when the registration creates a pending row.
+    public var domain: String?
+    /// Used only when the registration creates a pending row.
+    public var attributesType: String?
+    public var at: Date
+
+    public init(
+        activityID: String, deviceID: String, userID: String, token: String,
+        domain: String? = nil, attributesType: String? = nil, at: Date
+    ) {
+        self.activityID = activityID
+        self.deviceID = deviceID
+        self.userID = userID
+        self.token = token
+        self.domain = domain
+        self.attributesType = attributesType
+        self.at = at
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+
+extension SQLiteLivelineStore {
+    public func registerUpdateToken(_ registration: UpdateTokenRegistration) async throws -> TokenRegistrationOutcome {
+        try await pool.write { db in
+            var createdActivity = false
+            if let owner = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT user_id, ended_ms IS NOT NULL AS ended FROM activities WHERE id = ?"),
+                arguments: [registration.activityID])
+            {
+                if (owner[0] as String) != registration.userID { return .ownedByAnotherUser }
+                if owner[1] as Bool { return .activityEnded }
+            } else {
+                try db.cachedStatement(
+                    sql: "INSERT INTO activities (id, domain, attributes_type, user_id) VALUES (?, ?, ?, ?)"
+                ).execute(arguments: [
+                        registration.activityID, registration.domain ?? "", registration.attributesType ?? "",
+                        registration.userID,
+                    ])
+                createdActivity = true
+            }
+            let existed = try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT 1 FROM update_tokens WHERE activity_id = ? AND device_id = ?"),
+                arguments: [registration.activityID, registration.deviceID]) ?? false
+            try db.cachedStatement(sql: """
+                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms) VALUES (?, ?, ?, ?)
+                ON CONFLICT (activity_id, device_id) DO UPDATE SET token = excluded.token, registered_ms = excluded.registered_ms
+                """).execute(arguments: [
+                    registration.activityID, registration.deviceID, registration.token,
+                    registration.at.millisecondsSince1970,
+                ])
+            return existed ? .replaced : .created(createdActivity: createdActivity)
+        }
+    }
+
+    public func removeUpdateToken(activityID: String, deviceID: String, userID: String) async throws -> TokenRemovalOutcome {
+        try await pool.write { db in
+            guard let owner = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT user_id FROM activities WHERE id = ?"), arguments: [activityID])
+            else { return .notFound }
+            guard owner == userID else { return .ownedByAnotherUser }
+            try db.execute(
+                sql: "DELETE FROM update_tokens WHERE activity_id = ? AND device_id = ?", arguments: [activityID, deviceID])
+            return db.changesCount > 0 ? .removed : .notFound
+        }
+    }
+
+    public func registerPushToStartToken(_ token: PushToStartToken) async throws {
+        try await pool.write { db in
+            try db.cachedStatement(sql: """
+                INSERT INTO push_to_start_tokens (user_id, attributes_type, token, registered_ms, used_ms) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (user_id, attributes_type) DO UPDATE SET token = excluded.token,
+                    registered_ms = excluded.registered_ms, used_ms = excluded.used_ms
+                """).execute(arguments: [
+                    token.userID, token.attributesType, token.token, token.registeredAt.millisecondsSince1970,
+                    token.usedAt?.millisecondsSince1970,
+                ])
+        }
+    }
+
+    public func removePushToStartToken(userID: String, attributesType: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: "DELETE FROM push_to_start_tokens WHERE user_id = ? AND attributes_type = ?",
+                arguments: [userID, attributesType])
+            return db.changesCount > 0
+        }
+    }
+
+    public func deleteToken(_ token: String, registeredBefore: Date) async throws -> Int {
+        let ms = registeredBefore.millisecondsSince1970
+        return try await pool.write { db in
+            try db.cachedStatement(sql: "DELETE FROM update_tokens WHERE token = ? AND registered_ms < ?").execute(arguments: [token, ms])
+            var deleted = db.changesCount
+            try db.cachedStatement(sql: "DELETE FROM push_to_start_tokens WHERE token = ? AND registered_ms < ?").execute(arguments: [token, ms])
+            deleted += db.changesCount
+            return deleted
+        }
+    }
+
+    public func deleteToken(_ token: String) async throws -> Int {
+        try await pool.write { db in
+            try db.cachedStatement(sql: "DELETE FROM update_tokens WHERE token = ?").execute(arguments: [token])
+            var deleted = db.changesCount
+            try db.cachedStatement(sql: "DELETE FROM push_to_start_tokens WHERE token = ?").execute(arguments: [token])
+            deleted += db.changesCount
+            return deleted
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import GRDB
+
+/// The embedded store: one SQLite file in WAL mode.
+///
+/// Writes go through GRDB's single writer connection and readers run beside it. Each batch
+/// runs inside one synchronous closure with cached prepared statements, which is what makes
+/// ~500 events per transaction cheap.
+public final class SQLiteLivelineStore: ActivityStore {
+    let pool: DatabasePool
+
+    /// Opens (creating if needed) the database and applies missing migrations.
+    public init(configuration: SQLiteStoreConfiguration) throws {
+        var config = Configuration()
+        config.busyMode = .timeout(configuration.busyTimeout)
+        config.maximumReaderCount = configuration.maximumReaderCount
+        let synchronous = configuration.fullSync ? "FULL" : "NORMAL"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        pool = try DatabasePool(path: configuration.path, configuration: config)
+        try pool.writeWithoutTransaction { db in try SQLiteSchema.migrate(db) }
+    }
+
+    /// The applied schema version.
+    public func schemaVersion() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT MAX(version) FROM schema_version") ?? 0 }
+    }
+
+    // MARK: Channels
+
+    public func createChannel(_ channel: BroadcastChannel) async throws -> ChannelCreation {
+        try await pool.write { db in
+            // Replaces only a deleted row, so a live channel stored by another worker wins.
+            try db.execute(sql: """
+                INSERT INTO channels (domain, key, channel_id, created_ms, deleted_ms) VALUES (?, ?, ?, ?, NULL)
+                ON CONFLICT (domain, key) DO UPDATE SET channel_id = excluded.channel_id,
+                    created_ms = excluded.created_ms, deleted_ms = NULL
+                WHERE channels.deleted_ms IS NOT NULL
+                """, arguments: [channel.domain, channel.key, channel.channelID, channel.createdAt.millisecondsSince1970])
+            let created = db.changesCount > 0
+            guard let stored = try Self.fetchChannel(db, domain: channel.domain, key: channel.key) else {
+                throw StoreError.backend("channel vanished inside its transaction")
+            }
+            return created ? .created(stored) : .existing(stored)
+        }
+    }
+
+    public func channel(domain: String, key: String) async throws -> BroadcastChannel? {
+        try await pool.read { db in try Self.fetchChannel(db, domain: domain, key: key) }
+    }
+
+    public func markChannelDeleted(domain: String, key: String, at: Date) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE channels SET deleted_ms = ? WHERE domain = ? AND key = ? AND deleted_ms IS NULL",
+                arguments: [at.millisecondsSince1970, domain, key])
+            return db.changesCount > 0
+        }
+    }
+
+    static func fetchChannel(_ db: Database, domain: String, key: String) throws -> BroadcastChannel? {
+        let statement = try db.cachedStatement(
+            sql: "SELECT domain, key, channel_id, created_ms, deleted_ms FROM channels WHERE domain = ? AND key = ?")
+        return try Row.fetchOne(statement, arguments: [domain, key]).map { row in
+            BroadcastChannel(
+                domain: row["domain"], key: row["key"], channelID: row["channel_id"],
+                createdAt: Date(millisecondsSince1970: row["created_ms"]),
+                deletedAt: (row["deleted_ms"] as Int64?).map(Date.init(millisecondsSince1970:)))
+        }
+    }
+
+    // MARK: Trace
+
+    public func appendTrace(_ entries: [TraceEntry]) async throws {
+        guard !entries.isEmpty else { return }
+        try await pool.write { db in try Self.insertTrace(db, entries) }
+    }
+
+    static func insertTrace(_ db: Database, _ entries: [TraceEntry]) throws {
+        let statement = try db.cachedStatement(
+            sql: "INSERT INTO activity_trace (activity_id, at_ms, kind, detail) VALUES (?, ?, ?, ?)")
+        for entry in entries {
+            try statement.execute(arguments: [entry.activityID, entry.at.millisecondsSince1970, entry.kind.rawValue, entry.detail])
+        }
+    }
+
+    public func trace(activityID: String, limit: Int) async throws -> [TraceEntry] {
+        try await pool.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT activity_id, at_ms, kind, detail FROM (
+                    SELECT * FROM activity_trace WHERE activity_id = ? ORDER BY at_ms DESC, seq DESC LIMIT ?
+                ) ORDER BY at_ms, seq
+                """, arguments: [activityID, max(0, limit)])
+            return rows.map { row in
+                TraceEntry(
+                    activityID: row["activity_id"], at: Date(millisecondsSince1970: row["at_ms"]),
+                    kind: TraceEntry.Kind(stored: row["kind"]), detail: row["detail"])
+            }
+        }
+    }
+
+    public func pruneTrace(olderThan cutoff: Date) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM activity_trace WHERE at_ms < ?", arguments: [cutoff.millisecondsSince1970])
+            return db.changesCount
+        }
+    }
+
+    // MARK: Preferences and reconciliation
+
+    public func preferences(userID: String) async throws -> UserPreferences {
+        try await pool.read { db in try Self.fetchPreferences(db, userID: userID) }
+    }
+
+    static func fetchPreferences(_ db: Database, userID: String) throws -> UserPreferences {
+        let statement = try db.cachedStatement(
+            sql: "SELECT activities_enabled, frequent_pushes_enabled FROM preferences WHERE user_id = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [userID]) else { return .defaults }
+        return UserPreferences(activitiesEnabled: row["activities_enabled"], frequentPushesEnabled: row["frequent_pushes_enabled"])
+    }
+
+    public func setPreferences(_ preferences: UserPreferences, userID: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO preferences (user_id, activities_enabled, frequent_pushes_enabled) VALUES (?, ?, ?)
+                ON CONFLICT (user_id) DO UPDATE SET activities_enabled = excluded.activities_enabled,
+                    frequent_pushes_enabled = excluded.frequent_pushes_enabled
+                """, arguments: [userID, preferences.activitiesEnabled, preferences.frequentPushesEnabled])
+        }
+    }
+
+    public func activity(id: String) async throws -> ActivityRecord? {
+        try await pool.read { db in try Self.fetchActivity(db, id: id) }
+    }
+
+    /// The activity columns in the order ``activity(from:)`` reads them.
+    static let activityColumns = """
+        a.id, a.domain, a.attributes_type, a.user_id, a.attributes, a.content_state, a.last_event_ms, a.started_ms,
+        a.ended_ms, a.end_reason, a.budget_spent, a.budget_window_ms
+        """
+
+    static func fetchActivity(_ db: Database, id: String) throws -> ActivityRecord? {
+        let statement = try db.cachedStatement(sql: "SELECT \(activityColumns) FROM activities a WHERE a.id = ?")
+        return try Row.fetchOne(statement, arguments: [id]).flatMap(activity(from:))
+    }
+
+    /// Reads ``activityColumns`` from the start of a row; `nil` when the row has no activity.
+    static func activity(from row: Row) -> ActivityRecord? {
+        guard let id: String = row[0] else { return nil }
+        func date(_ index: Int) -> Date? { (row[index] as Int64?).map(Date.init(millisecondsSince1970:)) }
+        return ActivityRecord(
+            id: id, domain: row[1], attributesType: row[2], userID: row[3], attributes: row[4], contentState: row[5],
+            lastEventAt: date(6), startedAt: date(7), endedAt: date(8), endReason: row[9],
+            budget: PriorityBudget(spent: row[10], windowStart: date(11)))
+    }
+}

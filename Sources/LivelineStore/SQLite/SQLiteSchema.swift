@@ -1,0 +1,95 @@
+import Foundation
+import GRDB
+
+/// The SQLite schema as ordered migrations, recorded in `schema_version`.
+enum SQLiteSchema {
+    struct Migration {
+        let version: Int
+        let sql: String
+    }
+
+    /// Append only: a released migration is never edited.
+    static let migrations: [Migration] = [
+        Migration(version: 1, sql: """
+            CREATE TABLE activities (
+                id TEXT PRIMARY KEY NOT NULL,
+                domain TEXT NOT NULL,
+                attributes_type TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                attributes TEXT,
+                content_state TEXT,
+                last_event_ms INTEGER,
+                started_ms INTEGER,
+                ended_ms INTEGER,
+                end_reason TEXT,
+                budget_spent INTEGER NOT NULL DEFAULT 0,
+                budget_window_ms INTEGER
+            ) WITHOUT ROWID;
+            CREATE TABLE update_tokens (
+                activity_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                token TEXT NOT NULL,
+                registered_ms INTEGER NOT NULL,
+                PRIMARY KEY (activity_id, device_id)
+            ) WITHOUT ROWID;
+            CREATE INDEX update_tokens_token ON update_tokens (token);
+            CREATE TABLE push_to_start_tokens (
+                user_id TEXT NOT NULL,
+                attributes_type TEXT NOT NULL,
+                token TEXT NOT NULL,
+                registered_ms INTEGER NOT NULL,
+                used_ms INTEGER,
+                PRIMARY KEY (user_id, attributes_type)
+            ) WITHOUT ROWID;
+            CREATE INDEX push_to_start_tokens_token ON push_to_start_tokens (token);
+            CREATE TABLE preferences (
+                user_id TEXT PRIMARY KEY NOT NULL,
+                activities_enabled INTEGER NOT NULL,
+                frequent_pushes_enabled INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE channels (
+                domain TEXT NOT NULL,
+                key TEXT NOT NULL,
+                channel_id TEXT NOT NULL,
+                created_ms INTEGER NOT NULL,
+                deleted_ms INTEGER,
+                PRIMARY KEY (domain, key)
+            ) WITHOUT ROWID;
+            CREATE TABLE activity_trace (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                activity_id TEXT NOT NULL,
+                at_ms INTEGER NOT NULL,
+                kind TEXT NOT NULL,
+                detail TEXT NOT NULL
+            );
+            CREATE INDEX activity_trace_activity ON activity_trace (activity_id, at_ms);
+            CREATE INDEX activity_trace_at ON activity_trace (at_ms);
+            """),
+    ]
+
+    static var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// Applies the missing migrations inside one `BEGIN IMMEDIATE` transaction, which takes the
+    /// write lock first, so two processes starting at once apply each migration once.
+    static func migrate(_ db: Database) throws {
+        try db.inTransaction(.immediate) {
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS schema_version (
+                    version INTEGER PRIMARY KEY NOT NULL,
+                    applied_ms INTEGER NOT NULL
+                )
+                """)
+            let current = try Int.fetchOne(db, sql: "SELECT MAX(version) FROM schema_version") ?? 0
+            guard current <= latestVersion else {
+                throw StoreError.newerSchema("database is at schema \(current), this build knows \(latestVersion)")
+            }
+            for migration in migrations where migration.version > current {
+                try db.execute(sql: migration.sql)
+                try db.execute(
+                    sql: "INSERT INTO schema_version (version, applied_ms) VALUES (?, ?)",
+                    arguments: [migration.version, Date().millisecondsSince1970])
+            }
+            return .commit
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import LivelineAPI
+import LivelineStore
+import Testing
+
+@Suite("Token routes")
+struct TokenRouteTests {
+    static func body(token: String = APIHarness.deviceToken, extra: String = "") -> ByteBuffer {
+        ByteBuffer(string: #"{"token":"\#(token)"\#(extra)}"#)
+    }
+
+    @Test func registeringRotatingAndRemovingAnUpdateToken() async throws {
+        try await APIHarness.run { api in
+            let jwt = try await APIHarness.token()
+            let path = "/v1/activities/r-1/tokens/phone"
+            try await api.client.execute(
+                uri: path, method: .put, headers: APIHarness.jsonHeaders(jwt),
+                body: Self.body(extra: #","domain":"ride","attributesType":"RideAttributes""#)
+            ) { response in
+                #expect(response.status == .created)
+                let json = APIHarness.json(response)
+                #expect(json["activityId"] as? String == "r-1")
+                #expect(json["deviceId"] as? String == "phone")
+                #expect(json["token"] == nil)
+            }
+            let rotated = String(repeating: "CD", count: 40)
+            try await api.client.execute(
+                uri: path, method: .put, headers: APIHarness.jsonHeaders(jwt), body: Self.body(token: rotated)
+            ) { response in
+                #expect(response.status == .ok)
+            }
+            let request = SnapshotRequest(activityID: "r-1", userID: "u-1", attributesType: "RideAttributes")
+            let tokens = try #require(try await api.store.loadSnapshots([request])["r-1"]).updateTokens
+            #expect(tokens.map(\.token) == [rotated.lowercased()])
+            #expect(try await api.store.activity(id: "r-1")?.domain == "ride")
+
+            try await api.client.execute(uri: path, method: .delete, headers: APIHarness.bearer(jwt)) { response in
+                #expect(response.status == .noContent)
+            }
+            try await api.client.execute(uri: path, method: .delete, headers: APIHarness.bearer(jwt)) { response in
+                #expect(response.status == .notFound)
+                #expect(APIHarness.errorCode(response) == "not-found")
+            }
+        }
+    }
+
+    @Test func anotherUsersActivityIsForbidden() async throws {
+        try await APIHarness.run { api in
+            _ = try await api.store.applyChanges([ActivityChange(
+                activityID: "theirs", domain: "ride", attributesType: "RideAttributes", userID: "u-2",
+                contentState: "{}", eventTime: Date())])
+            let jwt = try await APIHarness.token(user: "u-1")
+            let path = "/v1/activities/theirs/tokens/phone"
+            try await api.client.execute(uri: path, method: .put, headers: APIHarness.jsonHeaders(jwt), body: Self.body()) { response in
+                #expect(response.status == .forbidden)
+                #expect(APIHarness.errorCode(response) == "forbidden")
+            }
+            try await api.client.execute(uri: path, method: .delete, headers: APIHarness.bearer(jwt)) { response in
+                #expect(response.status == .forbidden)
+            }
+            try await api.client.execute(uri: "/v1/activities/theirs", method: .get, headers: APIHarness.bearer(jwt)) { response in
+                #expect(response.status == .forbidden)
+            }
+        }
+    }
+
+    @Test func anEndedActivityRefusesTokensWithAConflict() async throws {
+        try await APIHarness.run { api in
+            _ = try await api.store.applyChanges([ActivityChange(
+                activityID: "done", domain: "ride", attributesType: "RideAttributes", userID: "u-1",
+                contentState: "{}", eventTime: Date(), end: .init(at: Date(), reason: "completed"))])
+            let jwt = try await APIHarness.token()
+            try await api.client.execute(
+                uri: "/v1/activities/done/tokens/phone", method: .put, headers: APIHarness.jsonHeaders(jwt), body: Self.body()
+            ) { response in
+                #expect(response.status == .conflict)
+                #expect(APIHarness.errorCode(response) == "activity-ended")
+            }
+        }
+    }
+
+    @Test(arguments: [
+        String(repeating: "ab", count: 31),  // too short
+        String(repeating: "ab", count: 101),  // too long
+        String(repeating: "a", count: 65),  // odd length
+        String(repeating: "zz", count: 32),  // not hex
+        "",
+    ])
+    func badTokensAreUnprocessable(token: String) async throws {
+        try await APIHarness.run { api in
+            let jwt = try await APIHarness.token()
+            for path in ["/v1/activities/r-1/tokens/phone", "/v1/push-to-start-tokens/RideAttributes"] {
+                try await api.client.execute(
+                    uri: path, method: .put, headers: APIHarness.jsonHeaders(jwt), body: Self.body(token: token)
+                ) { response in
+                    #expect(response.status == .unprocessableContent)
+                    #expect(APIHarness.errorCode(response) == "invalid-field")
+                }
+            }
+        }
+    }
+
+    @Test func malformedBodiesAndParametersAreBadRequests() async throws {
+        try await APIHarness.run { api in
+            let jwt = try await APIHarness.token()
+            let path = "/v1/activities/r-1/tokens/phone"
+            for body in ["{", "[]", #"{"token":42}"#, #"{"domain":"ride"}"#, ""] {
+                try await api.client.execute(
+                    uri: path, method: .put, headers: APIHarness.jsonHeaders(jwt), body: ByteBuffer(string: body)
+                ) { response in
+                    #expect(response.status == .badRequest, "body \(body)")
+                    #expect(APIHarness.errorCode(response) == "malformed-body")
+                }
+            }
+            let longID = String(repeating: "a", count: 129)
+            for badPath in ["/v1/activities/\(longID)/tokens/phone", "/v1/activities/r%201/tokens/phone", "/v1/activities/r-1/tokens/%3Cscript%3E"] {
+                try await api.client.execute(
+                    uri: badPath, method: .put, headers: APIHarness.jsonHeaders(jwt), body: Self.body()
+                ) { response in
+                    #expect(response.status == .badRequest, "path \(badPath)")
+                    #expect(APIHarness.errorCode(response) == "invalid-parameter")
+                }
+            }
+            try await api.client.execute(
+                uri: path, method: .put, headers: APIHarness.jsonHeaders(jwt), body: Self.body(extra: #","domain":"no spaces""#)
+            ) { response in
+                #expect(response.status == .unprocessableContent)
+            }
+        }
+    }
+
+    @Test func wrongContentTypeAndOversizedBodiesAreRefused() async throws {
+        try await APIHarness.run { api in
+            let jwt = try await APIHarness.token()
+            let path = "/v1/activities/r-1/tokens/phone"
+            for contentType in [nil, "text/plain", "application/x-www-form-urlencoded"] {
+                var headers = APIHarness.bearer(jwt)
+                if let contentType { headers[.contentType] = contentType }
+                try await api.client.execute(uri: path, method: .put, headers: headers, body: Self.body()) { response in
+                    #expect(response.status == .unsupportedMediaType)
+                    #expect(APIHarness.errorCode(response) == "unsupported-media-type")
+                }
+            }
+            var headers = APIHarness.jsonHeaders(jwt)
+            headers[.contentType] = "application/json; charset=utf-8"
+            try await api.client.execute(uri: path, method: .put, headers: headers, body: Self.body()) { response in
+                #expect(response.status == .created)
+            }
+            let padding = String(repeating: " ", count: 17 * 1024)
+            try await api.client.execute(
+                uri: path, method: .put, headers: APIHarness.jsonHeaders(jwt),
+                body: ByteBuffer(string: #"{"token":"\#(APIHarness.deviceToken)"\#(padding)}"#)
+            ) { response in
+                #expect(response.status == .contentTooLarge)
+                #expect(APIHarness.errorCode(response) == "body-too-large")
+            }
+        }
+    }
+
+    @Test func pushToStartTokens() async throws {
+        try await APIHarness.run { api in
+            let jwt = try await APIHarness.token()
+            let path = "/v1/push-to-start-tokens/RideAttributes"
+            try await api.client.execute(uri: path, method: .put, headers: APIHarness.jsonHeaders(jwt), body: Self.body()) { response in
+                #expect(response.status == .ok)
+                #expect(APIHarness.json(response)["attributesType"] as? String == "RideAttributes")
+            }
+            let request = SnapshotRequest(activityID: "x", userID: "u-1", attributesType: "RideAttributes")
+            #expect(try await api.store.loadSnapshots([request])["x"]?.pushToStartToken?.token == APIHarness.deviceToken)
+            try await api.client.execute(uri: path, method: .delete, headers: APIHarness.bearer(jwt)) { response in
+                #expect(response.status == .noContent)
+            }
+            try await api.client.execute(uri: path, method: .delete, headers: APIHarness.bearer(jwt)) { response in
+                #expect(response.status == .notFound)
+            }
+            try await api.client.execute(
+                uri: "/v1/push-to-start-tokens/9Bad-Type", method: .put, headers: APIHarness.jsonHeaders(jwt), body: Self.body()
+            ) { response in
+                #expect(response.status == .badRequest)
+            }
+        }
+    }
+
+    /// Two users' apps race to claim the same new activity: one owns it, the other gets 403,
+    /// and the store holds only the owner's tokens.
+    @Test func concurrentRegistrationsSettleOneOwner() async throws {
+        try await APIHarness.run { api in
+            let jwts = [try await APIHarness.token(user: "u-1"), try await APIHarness.token(user: "u-2")]
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for round in 0..<10 {
+                    for (index, jwt) in jwts.enumerated() {
+                        group.addTask {
+                            try await api.client.execute(
+                                uri: "/v1/activities/race-\(round % 3)/tokens/device-\(index)-\(round)", method: .put,
+                                headers: APIHarness.jsonHeaders(jwt), body: Self.body()
+                            ) { $0.status }
+                        }
+                    }
+                }
+                return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+            }
+            #expect(statuses.allSatisfy { $0 == .created || $0 == .forbidden })
+            for activity in 0..<3 {
+                let owner = try #require(try await api.store.activity(id: "race-\(activity)")).userID
+                let index = owner == "u-1" ? 0 : 1
+                let request = SnapshotRequest(activityID: "race-\(activity)", userID: owner, attributesType: "")
+                let tokens = try #require(try await api.store.loadSnapshots([request])["race-\(activity)"]).updateTokens
+                #expect(!tokens.isEmpty)
+                #expect(tokens.allSatisfy { $0.deviceID.hasPrefix("device-\(index)-") })
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import LivelineStore
+import Testing
+
+@Suite("Applying changes")
+struct ChangeConformanceTests {
+    @Test(arguments: StoreKind.underTest)
+    func firstChangeCreatesAnActiveActivity(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            let outcomes = try await store.applyChanges([Fixtures.change("r-1", at: 1)])
+            #expect(outcomes == [.applied])
+            let activity = try #require(try await store.activity(id: "r-1"))
+            #expect(activity.status == .active)
+            #expect(activity.userID == "u-1")
+            #expect(activity.domain == "ride")
+            #expect(activity.attributesType == "RideAttributes")
+            #expect(activity.contentState == #"{"status":"at-1.0"}"#)
+            #expect(activity.attributes == #"{"rideId":"r"}"#)
+            #expect(activity.lastEventAt == Fixtures.time(1))
+            #expect(activity.startedAt == Fixtures.time(1))
+            #expect(activity.endedAt == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.underTest)
+    func onlyNewerEventsApply(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            _ = try await store.applyChanges([Fixtures.change("r-1", at: 5)])
+            let outcomes = try await store.applyChanges([
+                Fixtures.change("r-1", at: 4), Fixtures.change("r-1", at: 5), Fixtures.change("r-1", at: 5.001),
+            ])
+            #expect(outcomes == [.stale, .stale, .applied])
+            let activity = try #require(try await store.activity(id: "r-1"))
+            #expect(activity.lastEventAt == Fixtures.time(5.001))
+            #expect(activity.startedAt == Fixtures.time(5))
+        }
+    }
+
+    @Test(arguments: StoreKind.underTest)
+    func changesOfOneActivityInABatchApplyInOrder(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            let outcomes = try await store.applyChanges([
+                Fixtures.change("a", at: 1), Fixtures.change("b", at: 3), Fixtures.change("a", at: 2),
+                Fixtures.change("b", at: 2), Fixtures.change("a", at: 3, end: "completed"), Fixtures.change("a", at: 4),
+            ])
+            #expect(outcomes == [.applied, .applied, .applied, .stale, .applied, .ended])
+            let a = try #require(try await store.activity(id: "a"))
+            #expect(a.status == .ended)
+            #expect(a.endReason == "completed")
+            #expect(a.endedAt == Fixtures.time(3))
+            #expect(try await store.activity(id: "b")?.lastEventAt == Fixtures.time(3))
+        }
+    }
+
+    @Test(arguments: StoreKind.underTest)
+    func nothingAppliesAfterAnEnd(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            _ = try await store.applyChanges([Fixtures.change("r-1", at: 1, end: "cancelled")])
+            #expect(try await store.applyChanges([Fixtures.change("r-1", at: 9)]) == [.ended])
+            #expect(try await store.applyChanges([Fixtures.change("r-1", at: 0.5)]) == [.ended])
+            let activity = try #require(try await store.activity(id: "r-1"))
+            #expect(activity.contentState == #"{"status":"at-1.0"}"#)
+        }
+    }
+
+    @Test(arguments: StoreKind.underTest)
+    func missingAttributesKeepTheStoredOnes(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            _ = try await store.applyChanges([Fixtures.change("r-1", at: 1)])
+            _ = try await store.applyChanges([Fixtures.change("r-1", at: 2, attributes: nil)])
+            #expect(try await store.activity(id: "r-1")?.attributes == #"{"rideId":"r"}"#)
+        }
+    }
+
+    @Test(arguments: StoreKind.underTest)
+    func traceEntriesAreWrittenWithTheBatch(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            let trace = [TraceEntry(activityID: "r-1", at: Fixtures.time(1), kind: .eventReceived, detail: "event e-1")]
+            _ = try await store.applyChanges([Fixtures.change("r-1", at: 1)], trace: trace)
+            #expect(try await store.trace(activityID: "r-1", limit: 10) == trace)
+        }
+    }
+
+    @Test(arguments: StoreKind.underTest)
+    func anEventHandsAPendingRowToItsUserAndDropsTheOtherUsersTokens(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            #expect(try await store.registerUpdateToken(Fixtures.registration("r-1", user: "intruder"))
+                == .created(createdActivity: true))
+            let request = SnapshotRequest(activityID: "r-1", userID: "u-1", attributesType: "RideAttributes")
+            #expect(try await store.loadSnapshots([request])["r-1"]?.updateTokens == [])
+            #expect(try await store.applyChanges([Fixtures.change("r-1", at: 1, user: "u-1")]) == [.applied])
+            #expect(try await store.activity(id: "r-1")?.userID == "u-1")
+            #expect(try await store.loadSnapshots([request])["r-1"]?.updateTokens == [])
+            #expect(try await store.registerUpdateToken(Fixtures.registration("r-1", user: "u-1"))
+                == .created(createdActivity: false))
+        }
+    }
+
+    @Test(arguments: StoreKind.underTest)
+    func theOwnerOfAnActiveActivityIsKept(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            _ = try await store.applyChanges([Fixtures.change("r-1", at: 1, user: "u-1")])
+            _ = try await store.applyChanges([Fixtures.change("r-1", at: 2, user: "u-2")])
+            #expect(try await store.activity(id: "r-1")?.userID == "u-1")
+        }
+    }
+
+    @Test(arguments: StoreKind.underTest)
+    func priorityBudgetCountsWithinItsWindow(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            _ = try await store.applyChanges([Fixtures.change("a", at: 1), Fixtures.change("b", at: 1)])
+            var spent = try await store.spendPriorityBudget(["a", "a", "b", "missing"], at: Fixtures.time(10), window: 3600)
+            #expect(spent == ["a": 2, "b": 1])
+            spent = try await store.spendPriorityBudget(["a"], at: Fixtures.time(20), window: 3600)
+            #expect(spent == ["a": 3])
+            let budget = try #require(try await store.activity(id: "a")).budget
+            #expect(budget == PriorityBudget(spent: 3, windowStart: Fixtures.time(10)))
+            spent = try await store.spendPriorityBudget(["a"], at: Fixtures.time(10 + 3600), window: 3600)
+            #expect(spent == ["a": 1])
+            #expect(try await store.activity(id: "a")?.budget.windowStart == Fixtures.time(10 + 3600))
+        }
+    }
+}

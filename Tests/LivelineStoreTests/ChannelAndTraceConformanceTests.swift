@@ -1,0 +1,39 @@
+import Foundation
+import LivelineStore
+import Testing
+
+@Suite("Channels and traces")
+struct ChannelAndTraceConformanceTests {
+    @Test(arguments: StoreKind.underTest)
+    func theFirstLiveChannelWins(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            let first = BroadcastChannel(domain: "score", key: "g-1", channelID: "Y2gx", createdAt: Fixtures.time(0))
+            let second = BroadcastChannel(domain: "score", key: "g-1", channelID: "Y2gy", createdAt: Fixtures.time(1))
+            #expect(try await store.createChannel(first) == .created(first))
+            #expect(try await store.createChannel(second) == .existing(first))
+            #expect(try await store.channel(domain: "score", key: "g-1") == first)
+            #expect(try await store.channel(domain: "score", key: "g-2") == nil)
+            #expect(try await store.markChannelDeleted(domain: "score", key: "g-1", at: Fixtures.time(5)))
+            #expect(try await store.markChannelDeleted(domain: "score", key: "g-1", at: Fixtures.time(6)) == false)
+            #expect(try await store.channel(domain: "score", key: "g-1")?.deletedAt == Fixtures.time(5))
+            // A deleted channel makes room for a new one.
+            #expect(try await store.createChannel(second) == .created(second))
+        }
+    }
+
+    @Test(arguments: StoreKind.underTest)
+    func traceReadsTheNewestEntriesOldestFirstAndPrunes(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            let entries = TraceEntry.Kind.allCases.enumerated().map { index, kind in
+                TraceEntry(activityID: "r-1", at: Fixtures.time(Double(index)), kind: kind, detail: "step \(index)")
+            }
+            try await store.appendTrace(entries)
+            try await store.appendTrace([TraceEntry(activityID: "r-2", at: Fixtures.time(0), kind: .dropped, detail: "other")])
+            #expect(try await store.trace(activityID: "r-1", limit: 100) == entries)
+            #expect(try await store.trace(activityID: "r-1", limit: 2) == Array(entries.suffix(2)))
+            #expect(try await store.pruneTrace(olderThan: Fixtures.time(2)) == 3)
+            #expect(try await store.trace(activityID: "r-1", limit: 100) == Array(entries.dropFirst(2)))
+            #expect(try await store.trace(activityID: "r-2", limit: 100).isEmpty)
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+import LivelineStore
+import Testing
+
+/// The store implementations the conformance suite runs against.
+enum StoreKind: String, Sendable, CaseIterable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    /// SQLite always; PostgreSQL when a server is given, or in CI where its absence must fail.
+    static var underTest: [StoreKind] {
+        if PostgresTestDatabase.isRequested { return allCases }
+        print("note: PostgreSQL conformance tests are disabled; run them with `scripts/with-postgres swift test`")
+        return [.sqlite]
+    }
+
+    /// Runs `body` with a fresh, migrated store that no other test sees.
+    func withStore<T: Sendable>(_ body: (any ActivityStore) async throws -> T) async throws -> T {
+        switch self {
+        case .sqlite:
+            return try await SQLiteTestDatabase.withStore { try await body($0) }
+        case .postgres:
+            return try await PostgresTestDatabase.withStore { try await body($0) }
+        }
+    }
+}
