@@ -133,11 +133,32 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "liveline",
+        // The composition root: settings and the wiring of every service. Executables stay thin.
+        .target(
+            name: "LivelineRuntime",
             dependencies: [
                 "LivelineAMQP",
                 "LivelineMessaging",
+                "LivelineStore",
+                "LivelineAPI",
+                "APNsSimulator",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "liveline",
+            dependencies: [
+                "LivelineRuntime",
+                "LivelineAMQP",
+                "LivelineMessaging",
+                "LivelineAPI",
+                "APNsSimulator",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -182,6 +203,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "LivelineRuntimeTests", dependencies: ["LivelineRuntime"], swiftSettings: strict),
         .testTarget(
             name: "LivelineStoreTests",
             dependencies: [

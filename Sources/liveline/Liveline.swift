@@ -1,42 +1,24 @@
 import ArgumentParser
 import Foundation
-import LivelineAMQP
-import LivelineMessaging
 
 @main
 struct Liveline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "liveline",
         abstract: "Keeps iOS Live Activities in step with your backend.",
-        subcommands: [TopologyCommand.self]
+        discussion: """
+            Settings come from LIVELINE_* environment variables and an optional JSON file \
+            (--config); see the README's configuration reference.
+            """,
+        subcommands: [APICommand.self, APNsSimulatorCommand.self, TopologyCommand.self]
     )
 }
 
-/// `liveline topology`: prints the broker topology as RabbitMQ definitions, or declares it.
-struct TopologyCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "topology",
-        abstract: "Print the broker topology as RabbitMQ definitions JSON, or declare it on a broker."
-    )
+/// Options every long-running subcommand takes.
+struct CommonOptions: ParsableArguments {
+    @Option(name: .long, help: "A JSON configuration file; LIVELINE_* environment variables override it.")
+    var config: String?
 
-    @Option(help: "Declare the topology on this broker (amqp:// or amqps:// URL) instead of printing it.")
-    var declare: String?
-
-    @Option(help: "Virtual host written into the definitions.")
-    var vhost = "/"
-
-    func run() async throws {
-        let topology = LivelineTopology().amqp
-        guard let url = declare else {
-            FileHandle.standardOutput.write(topology.definitionsJSON(virtualHost: vhost))
-            print()
-            return
-        }
-        let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: url))
-        try await connection.declare(topology)
-        await connection.close()
-        print(
-            "declared \(topology.exchanges.count) exchanges, \(topology.queues.count) queues, \(topology.bindings.count) bindings"
-        )
-    }
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
 }

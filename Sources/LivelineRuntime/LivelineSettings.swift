@@ -1,0 +1,100 @@
+import Configuration
+import Foundation
+import LivelineAMQP
+
+/// Every setting a Liveline process reads, with its key and default.
+///
+/// Keys are read under `liveline.`; as environment variables they are upper-cased with `_`
+/// for `.` and `-`, so `liveline.amqp.url` is `LIVELINE_AMQP_URL`. Environment wins over the
+/// JSON file given with `--config`, which wins over the defaults here. Secrets (URLs with
+/// passwords, the JWT secret) are read with `isSecret`, so configuration access logs redact
+/// them, and each can come from a file instead (`…-file` keys).
+public struct LivelineSettings: Sendable {
+    /// `liveline.amqp.url` (secret): the broker, `amqp://` or `amqps://`.
+    /// Default `amqp://guest:guest@127.0.0.1:5672/%2f`.
+    public var amqp: AMQPConfiguration
+    /// `liveline.store.url` (secret): `sqlite:<path>` (the embedded default,
+    /// `sqlite:.liveline/liveline.sqlite`) or `postgres://user:password@host:5432/db`.
+    public var store: StoreLocation
+    /// `liveline.api.*`: the token-registration api.
+    public var api: APISettings
+
+    /// Settings of the api process.
+    public struct APISettings: Sendable {
+        /// `liveline.api.host`, default `127.0.0.1` (containers set `0.0.0.0`).
+        public var host: String
+        /// `liveline.api.port`, default 8080.
+        public var port: Int
+        /// `liveline.api.jwt.hs256-secret` / `liveline.api.jwt.hs256-secret-file` (secret), or
+        /// `liveline.api.jwt.es256-public-key-file`: how app JWTs are verified. One is required
+        /// to run the api.
+        public var jwtKey: JWTKey?
+        /// `liveline.api.jwt.issuer`, default `liveline`.
+        public var issuer: String
+        /// `liveline.api.jwt.audience`, default `liveline-api`.
+        public var audience: String
+    }
+
+    /// How the api verifies app tokens.
+    public enum JWTKey: Sendable {
+        case hs256(secret: String)
+        case es256(publicKeyPEM: String)
+    }
+
+    /// Reads settings from `config` (already scoped to `liveline`).
+    public init(config: ConfigReader) throws {
+        let amqpURL = try Self.secret(config, "amqp.url") ?? "amqp://guest:guest@127.0.0.1:5672/%2f"
+        self.amqp = try AMQPConfiguration(url: amqpURL)
+        let storeURL = try Self.secret(config, "store.url") ?? "sqlite:.liveline/liveline.sqlite"
+        self.store = try StoreLocation(url: storeURL)
+
+        var jwtKey: JWTKey? = nil
+        if let secret = try Self.secret(config, "api.jwt.hs256-secret") {
+            guard secret.utf8.count >= 32 else {
+                throw SettingsError("liveline.api.jwt.hs256-secret must be at least 32 bytes")
+            }
+            jwtKey = .hs256(secret: secret)
+        } else if let path = config.string(forKey: "api.jwt.es256-public-key-file") {
+            jwtKey = .es256(publicKeyPEM: try Self.read(path, for: "api.jwt.es256-public-key-file"))
+        }
+        self.api = APISettings(
+            host: config.string(forKey: "api.host", default: "127.0.0.1"),
+            port: config.int(forKey: "api.port", default: 8080),
+            jwtKey: jwtKey,
+            issuer: config.string(forKey: "api.jwt.issuer", default: "liveline"),
+            audience: config.string(forKey: "api.jwt.audience", default: "liveline-api")
+        )
+    }
+
+    /// Loads settings from the environment and, if given, a JSON file.
+    public static func load(file: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+        async throws -> LivelineSettings
+    {
+        var providers: [any ConfigProvider] = [EnvironmentVariablesProvider(environmentVariables: environment)]
+        if let file {
+            providers.append(try await FileProvider<JSONSnapshot>(filePath: .init(file)))
+        }
+        return try LivelineSettings(config: ConfigReader(providers: providers).scoped(to: "liveline"))
+    }
+
+    /// A secret from `key`, or from the file named by `key-file`.
+    static func secret(_ config: ConfigReader, _ key: String) throws -> String? {
+        if let value = config.string(forKey: ConfigKey(key), isSecret: true), !value.isEmpty { return value }
+        guard let path = config.string(forKey: ConfigKey(key + "-file")) else { return nil }
+        return try read(path, for: key + "-file").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func read(_ path: String, for key: String) throws -> String {
+        do {
+            return try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw SettingsError("liveline.\(key): cannot read \(path)")
+        }
+    }
+}
+
+/// A setting is missing or wrong. The message names the key and never contains a secret.
+public struct SettingsError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import LivelineRuntime
+import Testing
+
+@Suite struct SettingsTests {
+    @Test func defaultsAreTheEmbeddedSingleMachineSetup() async throws {
+        let settings = try await LivelineSettings.load(file: nil, environment: [:])
+        #expect(settings.amqp.host == "127.0.0.1")
+        #expect(settings.amqp.port == 5672)
+        guard case .sqlite(let path) = settings.store else {
+            Issue.record("the default store is SQLite")
+            return
+        }
+        #expect(path == ".liveline/liveline.sqlite")
+        #expect(settings.api.port == 8080)
+        #expect(settings.api.jwtKey == nil)
+    }
+
+    @Test func environmentVariablesAndSecretFiles() async throws {
+        let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("jwt-\(UUID().uuidString)")
+        try "a-shared-secret-of-at-least-32-bytes!!\n".write(to: secretFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: secretFile) }
+        let settings = try await LivelineSettings.load(
+            file: nil,
+            environment: [
+                "LIVELINE_AMQP_URL": "amqps://svc:pw@rabbit.internal/liveline",
+                "LIVELINE_STORE_URL": "postgres://liveline:pw@db:5432/liveline",
+                "LIVELINE_API_PORT": "9090",
+                "LIVELINE_API_JWT_HS256_SECRET_FILE": secretFile.path,
+            ])
+        #expect(settings.amqp.host == "rabbit.internal")
+        #expect(settings.amqp.tls != nil)
+        #expect(settings.api.port == 9090)
+        guard case .hs256(let secret) = settings.api.jwtKey else {
+            Issue.record("the secret file was not read")
+            return
+        }
+        #expect(secret == "a-shared-secret-of-at-least-32-bytes!!")
+        #expect(!settings.store.description.contains("pw"))
+    }
+
+    @Test func aJSONFileIsOverriddenByTheEnvironment() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("liveline-\(UUID().uuidString).json")
+        try #"{"liveline": {"api": {"port": 7000, "host": "0.0.0.0"}}}"#.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let settings = try await LivelineSettings.load(file: file.path, environment: ["LIVELINE_API_PORT": "7001"])
+        #expect(settings.api.port == 7001)
+        #expect(settings.api.host == "0.0.0.0")
+    }
+
+    @Test func badValuesAreRefusedWithTheKeyNamed() async {
+        await #expect(throws: SettingsError.self) {
+            _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_STORE_URL": "mysql://x"])
+        }
+        await #expect {
+            _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_API_JWT_HS256_SECRET": "short"])
+        } throws: { error in
+            "\(error)".contains("hs256-secret") && !"\(error)".contains("short")
+        }
+    }
+}
