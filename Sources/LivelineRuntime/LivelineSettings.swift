@@ -70,11 +70,19 @@ public struct LivelineSettings: Sendable {
     public static func load(file: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
         async throws -> LivelineSettings
     {
+        try LivelineSettings(config: try await reader(file: file, environment: environment))
+    }
+
+    /// The configuration every setting type reads: environment over the JSON file, scoped to
+    /// `liveline`.
+    public static func reader(file: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+        async throws -> ConfigReader
+    {
         var providers: [any ConfigProvider] = [EnvironmentVariablesProvider(environmentVariables: environment)]
         if let file {
             providers.append(try await FileProvider<JSONSnapshot>(filePath: .init(file)))
         }
-        return try LivelineSettings(config: ConfigReader(providers: providers).scoped(to: "liveline"))
+        return ConfigReader(providers: providers).scoped(to: "liveline")
     }
 
     /// A secret from `key`, or from the file named by `key-file`.
