@@ -273,3 +273,26 @@ struct AMQPIntegrationTests {
         for exchange in topology.amqp.exchanges { try await connection.delete(exchange: exchange.name) }
     }
 }
+
+@Suite(.timeLimit(.minutes(1)))
+struct AMQPCloseTests {
+    /// Acks made right before close() must reach the broker: the work they stand for is done.
+    @Test func acksMadeJustBeforeCloseAreSent() async throws {
+        try await withBroker {
+            let publisher = try await Broker.connect()
+            let queue = Broker.unique("close-acks")
+            try await publisher.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
+            try await publisher.publish(contentsOf: (0..<300).map { message("a\($0)", to: queue) })
+
+            let connection = try await Broker.connect()
+            let consumer = try await connection.consume(queue: queue, prefetch: 300)
+            let deliveries = try await receive(300, from: consumer)
+            for delivery in deliveries { delivery.ack() }
+            await connection.close()
+
+            #expect(try await publisher.messageCount(queue: queue) == 0)
+            try await publisher.delete(queue: queue)
+            await publisher.close()
+        }
+    }
+}

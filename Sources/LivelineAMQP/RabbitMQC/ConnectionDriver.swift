@@ -441,6 +441,18 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     /// Closes for good: every waiter is answered, every consumer sequence ends.
     private func finish() {
         if let connection {
+            // Acks made just before close() may still be in the mailbox: send them, or the
+            // broker would redeliver work that was done.
+            let pending = mailbox.withLock { box -> [Settlement] in
+                var settlements: [Settlement] = []
+                box.commands.removeAll { command in
+                    guard case .settle(let settlement) = command else { return false }
+                    settlements.append(settlement)
+                    return true
+                }
+                return settlements
+            }
+            for settlement in pending { try? apply(settlement) }
             for record in consumers.values where record.coalescer.hasPending { try? flushAcks(record) }
             _ = amqp_connection_close(connection, Int32(AMQP_REPLY_SUCCESS))
             amqp_destroy_connection(connection)
