@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "liveline-bench", targets: ["liveline-bench"]),
         .executable(name: "apns-bench", targets: ["apns-bench"]),
         .executable(name: "store-bench", targets: ["store-bench"]),
+        .executable(name: "translator-bench", targets: ["translator-bench"]),
         .library(name: "LivelineModels", targets: ["LivelineModels"]),
         .library(name: "LivelineCore", targets: ["LivelineCore"]),
         .library(name: "LivelineAMQP", targets: ["LivelineAMQP"]),
@@ -23,6 +24,8 @@ let package = Package(
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
         .library(name: "LivelineStore", targets: ["LivelineStore"]),
         .library(name: "LivelineAPI", targets: ["LivelineAPI"]),
+        .library(name: "LivelineProducer", targets: ["LivelineProducer"]),
+        .library(name: "LivelineServices", targets: ["LivelineServices"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -133,6 +136,33 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Typed CloudEvents for Swift domain services; no store, no service lifecycle.
+        .target(
+            name: "LivelineProducer",
+            dependencies: ["LivelineModels", "LivelineCore", "LivelineAMQP", "LivelineMessaging"]
+        ),
+        // The long-running workers: translator and sender.
+        .target(
+            name: "LivelineServices",
+            dependencies: [
+                "LivelineCore", "LivelineModels", "LivelineAMQP", "LivelineMessaging", "LivelineStore", "LivelineAPNs",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .executableTarget(
+            name: "translator-bench",
+            dependencies: [
+                "LivelineServices", "LivelineProducer", "LivelineCore", "LivelineModels", "LivelineAMQP",
+                "LivelineMessaging", "LivelineStore",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         // The composition root: settings and the wiring of every service. Executables stay thin.
         .target(
             name: "LivelineRuntime",
@@ -201,6 +231,22 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "LivelineProducerTests",
+            dependencies: ["LivelineProducer", "LivelineCore", "LivelineModels"]
+        ),
+        .testTarget(
+            name: "LivelineServicesTests",
+            dependencies: [
+                "LivelineServices", "LivelineProducer", "LivelineCore", "LivelineModels", "LivelineAMQP",
+                "LivelineMessaging", "LivelineStore",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(name: "LivelineRuntimeTests", dependencies: ["LivelineRuntime"], swiftSettings: strict),

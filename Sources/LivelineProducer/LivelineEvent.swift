@@ -1,0 +1,61 @@
+import Foundation
+import LivelineCore
+
+/// One state change a Swift domain service publishes: the full current state of one
+/// Live Activity, as a CloudEvents 1.0 event in structured JSON mode.
+///
+/// Build it with the typed factories (``ride(activityId:userId:state:attributes:message:name:id:time:)``
+/// and friends), which encode the shared `LivelineModels` types with the default
+/// `JSONEncoder` — the same shape ActivityKit decodes — or with
+/// ``generic(domain:activityId:userId:status:contentState:attributes:message:name:id:time:)``
+/// for a domain configured purely as data.
+public struct LivelineEvent: Hashable, Sendable {
+    /// The CloudEvents `id`; also the AMQP `message_id`, so redeliveries are recognisable.
+    public var id: String
+    /// The domain, e.g. `ride`; the first part of the CloudEvents `type`.
+    public var domain: String
+    /// The event name, e.g. `status`; the second part of the CloudEvents `type`.
+    public var name: String
+    /// When the change happened. The translator orders events by it (millisecond precision).
+    public var time: Date
+    /// The `data` object: `activityId`, `userId`, `contentState`, and optionally
+    /// `attributes`, `message` and (generic domains) `status`.
+    public var data: JSONValue
+
+    /// Creates an event from an already-built `data` object.
+    public init(id: String = UUID().uuidString.lowercased(), domain: String, name: String, time: Date = Date(), data: JSONValue) {
+        self.id = id
+        self.domain = domain
+        self.name = name
+        self.time = time
+        self.data = data
+    }
+
+    /// The CloudEvents `type`: `<domain>.<name>`.
+    public var type: String { "\(domain).\(name)" }
+
+    /// The routing key on `liveline.events`: the `type` (DESIGN §3).
+    public var routingKey: String { type }
+
+    /// `data.activityId`, when present.
+    public var activityId: String? { data["activityId"]?.stringValue }
+
+    /// The structured-mode JSON: deterministic bytes (sorted keys), `time` in RFC 3339
+    /// with milliseconds, `subject` = the activity id.
+    ///
+    /// - Parameter source: the CloudEvents `source`, a URI reference naming the producer
+    ///   (e.g. `//rides.example.com`).
+    public func encoded(source: String) throws -> Data {
+        var envelope: [String: JSONValue] = [
+            "specversion": .string("1.0"),
+            "id": .string(id),
+            "source": .string(source),
+            "type": .string(type),
+            "time": .string(EventTime(time).description),
+            "datacontenttype": .string("application/json"),
+            "data": data,
+        ]
+        if let activityId { envelope["subject"] = .string(activityId) }
+        return try JSONValue.encoded(.object(envelope))
+    }
+}

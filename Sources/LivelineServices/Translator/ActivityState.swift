@@ -1,0 +1,72 @@
+import Foundation
+import LivelineCore
+import LivelineStore
+
+/// One activity as the translator carries it through a batch: the core's view of the
+/// stored row, tokens, preferences and budget. Each decision replaces it, so a second
+/// event for the same activity in one batch sees the first one's result.
+struct ActivityState: Sendable {
+    var snapshot: LivelineCore.ActivitySnapshot?
+    var tokens: TokenSnapshot
+    var preferences: LivelineCore.UserPreferences
+    var budget: BudgetUsage
+
+    /// The state of an activity the store knows nothing about.
+    static let unknown = ActivityState(
+        snapshot: nil, tokens: TokenSnapshot(), preferences: LivelineCore.UserPreferences(), budget: .empty)
+}
+
+extension ActivityState {
+    /// Maps the store's snapshot onto the core's types.
+    ///
+    /// The store keeps less than the core's snapshot describes, so some fields are
+    /// derived (see the README's "store gaps"):
+    /// - a pending row (an app registered a token before the first event) is no snapshot
+    ///   at all: no event was applied yet;
+    /// - `lastStatus` is read back from the stored content-state (typed domains only);
+    /// - `lastPushTimestamp` is the last event's second, which is what was sent unless a
+    ///   same-second bump happened in an earlier batch;
+    /// - a used push-to-start token is left out, which is what stops a second start.
+    init(stored: StoredSnapshot, domain: DomainConfiguration?) {
+        let record = stored.activity
+        var snapshot: LivelineCore.ActivitySnapshot?
+        if let record, let lastEventAt = record.lastEventAt {
+            let contentState = record.contentState.flatMap(Self.json)
+            snapshot = LivelineCore.ActivitySnapshot(
+                id: record.id, domain: record.domain, attributesType: record.attributesType, userId: record.userID,
+                attributes: record.attributes.flatMap(Self.json),
+                lastContentState: contentState,
+                lastStatus: domain.flatMap { Self.status(in: contentState, kind: $0.kind) },
+                lastEventTime: EventTime(lastEventAt),
+                lastPushTimestamp: EventTime(lastEventAt).unixSeconds,
+                startedAt: record.startedAt.map(EventTime.init),
+                endedAt: record.endedAt.map(EventTime.init),
+                endReason: record.endReason
+            )
+        }
+        let usableStart = stored.pushToStartToken.flatMap { $0.isUsable ? $0.token : nil }
+        self.init(
+            snapshot: snapshot,
+            tokens: TokenSnapshot(updateTokens: stored.updateTokens.map(\.token), pushToStartToken: usableStart),
+            preferences: LivelineCore.UserPreferences(
+                activitiesEnabled: stored.preferences.activitiesEnabled,
+                frequentPushesEnabled: stored.preferences.frequentPushesEnabled),
+            budget: BudgetUsage(
+                priority10Count: record?.budget.spent ?? 0,
+                windowStart: record?.budget.windowStart.map(EventTime.init))
+        )
+    }
+
+    private static func json(_ text: String) -> JSONValue? {
+        try? JSONValue.parse(Data(text.utf8))
+    }
+
+    /// The content-state key that holds the status of a typed domain (DomainKind's docs).
+    private static func status(in contentState: JSONValue?, kind: DomainKind) -> String? {
+        switch kind {
+        case .ride, .score: contentState?["status"]?.stringValue
+        case .delivery: contentState?["currentStep"]?.stringValue
+        case .generic: nil
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import LivelineCore
+import LivelineStore
+
+/// The decisions for one batch, before any write: pure apart from the clock value it
+/// is given, so a batch can be planned again and tested without I/O.
+///
+/// Events are translated in order, and each decision's snapshot, budget and consumed
+/// push-to-start token are carried to later events of the same activity or user.
+struct BatchPlan {
+    /// One translated event.
+    struct Entry {
+        var event: DomainEvent
+        var body: Data
+        var decision: TranslationDecision
+        /// The budget before this event; a changed budget means a priority-10 demand.
+        var budgetBefore: BudgetUsage
+        /// Index into ``changes`` when the decision stores state.
+        var changeIndex: Int?
+    }
+
+    private(set) var entries: [Entry] = []
+    private(set) var changes: [ActivityChange] = []
+    private(set) var trace: [TraceEntry] = []
+
+    private let translator: Translator
+    private let now: Date
+    private var states: [String: ActivityState]
+    /// Push-to-start tokens a start in this batch already used: `user \0 attributesType`.
+    private var consumedStarts: Set<String> = []
+
+    init(translator: Translator, stored: [String: StoredSnapshot], now: Date) {
+        self.translator = translator
+        self.now = now
+        var states: [String: ActivityState] = [:]
+        for (activityId, snapshot) in stored {
+            let domain = snapshot.activity.flatMap { translator.domain(named: $0.domain) }
+            states[activityId] = ActivityState(stored: snapshot, domain: domain)
+        }
+        self.states = states
+    }
+
+    /// The store requests for a batch: one per activity (the store keys snapshots by id).
+    static func requests(for events: [DomainEvent], translator: Translator) -> [SnapshotRequest] {
+        var seen: Set<String> = []
+        var requests: [SnapshotRequest] = []
+        for event in events where seen.insert(event.activityId).inserted {
+            let attributesType = translator.domain(named: event.domain)?.attributesType ?? ""
+            requests.append(SnapshotRequest(activityID: event.activityId, userID: event.userId, attributesType: attributesType))
+        }
+        return requests
+    }
+
+    /// Translates one event and records what to store and trace.
+    mutating func translate(_ event: DomainEvent, body: Data, redelivered: Bool) {
+        var state = states[event.activityId] ?? .unknown
+        let attributesType = translator.domain(named: event.domain)?.attributesType ?? ""
+        let startKey = event.userId + "\u{0}" + attributesType
+        if consumedStarts.contains(startKey) { state.tokens.pushToStartToken = nil }
+
+        let replay = redelivered ? Self.rewound(state.snapshot, for: event) : nil
+        let decision = translator.translate(
+            event: event, activity: replay ?? state.snapshot, tokens: state.tokens,
+            preferences: state.preferences, budget: state.budget, now: now)
+        var entry = Entry(event: event, body: body, decision: decision, budgetBefore: state.budget)
+        if replay != nil {
+            // Stored by the earlier attempt already: publish again, store and spend nothing.
+            if case .send(let send) = decision { entry.budgetBefore = send.newBudget }
+            entries.append(entry)
+            trace.append(TraceEntry(activityID: event.activityId, at: now, kind: .pushDecided,
+                                    detail: "event \(event.id): redelivered after its state was stored; jobs published again"))
+            return
+        }
+
+        let newSnapshot: LivelineCore.ActivitySnapshot?
+        let kind: TraceEntry.Kind
+        let notes: [String]
+        switch decision {
+        case .send(let send):
+            newSnapshot = send.newSnapshot
+            state.budget = send.newBudget
+            if send.consumedPushToStart != nil { consumedStarts.insert(startKey) }
+            kind = .pushDecided
+            notes = send.traceNotes
+        case .drop(let drop):
+            newSnapshot = drop.newSnapshot
+            kind = .dropped
+            notes = drop.traceNotes + ["\(drop.reason.rawValue): \(drop.message)"]
+        case .deadLetter(let rejection):
+            newSnapshot = nil
+            kind = .deadLettered
+            notes = rejection.traceNotes + ["\(rejection.reason.rawValue): \(rejection.message)"]
+        }
+        if let newSnapshot {
+            state.snapshot = newSnapshot
+            entry.changeIndex = changes.count
+            changes.append(Self.change(for: event, snapshot: newSnapshot))
+        }
+        states[event.activityId] = state
+        entries.append(entry)
+        // Notes name tokens only by prefix (PushTarget.logDescription), never in full.
+        trace.append(TraceEntry(
+            activityID: event.activityId, at: now, kind: kind,
+            detail: "event \(event.id) (\(event.status)): " + notes.joined(separator: "; ")))
+    }
+
+    /// The state before `event` when the stored state is exactly `event` itself: an earlier
+    /// attempt stored it and then failed to publish (the batch was requeued after its
+    /// transaction). Without this, the redelivery would be dropped as stale and its jobs lost.
+    ///
+    /// The store keeps only the latest state, so the rewound snapshot forgets the previous
+    /// status, content-state and push timestamp: the job id and content-state are the same,
+    /// though the alert is chosen as for a first event. If the earlier publish did reach the broker, the sender sees the same message id.
+    static func rewound(_ snapshot: LivelineCore.ActivitySnapshot?, for event: DomainEvent) -> LivelineCore.ActivitySnapshot? {
+        guard var snapshot, snapshot.lastEventTime == event.time, snapshot.lastContentState == event.contentState else {
+            return nil
+        }
+        snapshot.lastEventTime = nil
+        snapshot.lastEventId = nil
+        snapshot.lastStatus = nil
+        snapshot.lastContentState = nil
+        snapshot.lastPushTimestamp = nil
+        if snapshot.endedAt == event.time {
+            snapshot.endedAt = nil
+            snapshot.endReason = nil
+        }
+        return snapshot
+    }
+
+    /// The store change for a decision that applied the event.
+    static func change(for event: DomainEvent, snapshot: LivelineCore.ActivitySnapshot) -> ActivityChange {
+        ActivityChange(
+            activityID: event.activityId, domain: event.domain, attributesType: snapshot.attributesType,
+            userID: event.userId,
+            attributes: event.attributes.flatMap(Self.text),
+            contentState: Self.text(event.contentState) ?? "{}",
+            eventTime: event.time.date,
+            end: snapshot.endedAt.map { ActivityChange.End(at: $0.date, reason: snapshot.endReason ?? "ended") }
+        )
+    }
+
+    /// Canonical JSON text: the content-state exactly as it went into the payload.
+    private static func text(_ value: JSONValue) -> String? {
+        (try? JSONValue.encoded(value)).map { String(decoding: $0, as: UTF8.self) }
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import LivelineAMQP
+import LivelineCore
+import LivelineMessaging
+import LivelineStore
+import Logging
+
+/// Does the work of one batch up to (not including) the ack, in two steps:
+/// ``prepare(_:)`` parses, coalesces, loads, translates, stores, spends budget and marks
+/// push-to-start tokens; ``publish(_:)`` publishes the jobs and dead letters with confirms.
+/// The service overlaps one batch's publish with the next batch's preparation.
+///
+/// Both throw when the store or a publish fails; the service then requeues the batch.
+/// Everything it publishes is idempotent by `message_id`, so a requeued batch that
+/// publishes again is harmless.
+struct BatchProcessor: Sendable {
+    let translator: Translator
+    let store: any ActivityStore
+    let publisher: AMQPConnection
+    let topology: LivelineTopology
+    let settings: TranslatorSettings
+    let metrics: TranslatorMetrics
+    let logger: Logger
+
+    /// A batch whose state is stored and whose messages are ready to publish.
+    struct PreparedBatch: Sendable {
+        var outgoing: [AMQPMessage]
+        var received: Int
+        var translated: Int
+        var jobs: Int
+        var dropped: [String: Int]
+        var deadLettered: [String: Int]
+        var startedPublishing: ContinuousClock.Instant
+    }
+
+    /// One message of a batch: its bytes, and whether the broker delivered it before.
+    struct Incoming: Sendable {
+        var body: Data
+        var redelivered: Bool
+    }
+
+    func prepare(_ messages: [Incoming]) async throws -> PreparedBatch {
+        let now = Date()
+        let nowTime = EventTime(now)
+        let encoder = JSONEncoder()
+        var phaseStart = ContinuousClock.now
+        var outgoing: [AMQPMessage] = []
+        var dropped: [String: Int] = [:]
+        var deadLettered: [String: Int] = [:]
+        var trace: [TraceEntry] = []
+
+        // 1. Parse. A bad message becomes a dead letter, never a crash or a silent drop.
+        var events: [DomainEvent] = []
+        var incomingByEventId: [String: Incoming] = [:]
+        events.reserveCapacity(messages.count)
+        let parsed = await parseAll(messages.map(\.body))
+        for (message, result) in zip(messages, parsed) {
+            let body = message.body
+            switch result {
+            case .success(let event):
+                events.append(event)
+                if incomingByEventId[event.id] == nil { incomingByEventId[event.id] = message }
+            case .failure(let error):
+                let letter = RejectedEvent.deadLetter(body: body, error: error, at: nowTime)
+                outgoing.append(try OutgoingMessage.deadLetter(letter, encoder: encoder, topology: topology))
+                deadLettered[letter.reason.rawValue, default: 0] += 1
+                if let activity = letter.activityId {
+                    trace.append(TraceEntry(activityID: activity, at: now, kind: .deadLettered,
+                                            detail: "event \(letter.eventId ?? "?"): \(letter.message)"))
+                }
+            }
+        }
+
+        // 2. Coalesce: a newer full state in the same batch replaces an older update.
+        let coalesced = translator.coalesce(events)
+        dropped["superseded", default: 0] += coalesced.superseded.count
+        for superseded in coalesced.superseded {
+            trace.append(TraceEntry(activityID: superseded.event.activityId, at: now, kind: .dropped,
+                                    detail: "event \(superseded.event.id): superseded by \(superseded.supersededBy) in the same batch"))
+        }
+
+        phaseStart = metrics.record(.parse, since: phaseStart)
+
+        // 3. One load, then translate in order.
+        let requests = BatchPlan.requests(for: coalesced.kept, translator: translator)
+        var stored: [String: StoredSnapshot] = [:]
+        if !requests.isEmpty { stored = try await store.loadSnapshots(requests) }
+        phaseStart = metrics.record(.load, since: phaseStart)
+        var plan = BatchPlan(translator: translator, stored: stored, now: now)
+        for event in coalesced.kept {
+            let incoming = incomingByEventId[event.id]
+            plan.translate(event, body: incoming?.body ?? Data(), redelivered: incoming?.redelivered ?? false)
+        }
+
+        phaseStart = metrics.record(.translate, since: phaseStart)
+
+        // 4. One transaction: every applied state and every decision's trace.
+        var outcomes: [ChangeOutcome] = []
+        if !plan.changes.isEmpty || !trace.isEmpty || !plan.trace.isEmpty {
+            outcomes = try await store.applyChanges(plan.changes, trace: trace + plan.trace)
+        }
+        phaseStart = metrics.record(.apply, since: phaseStart)
+
+        // 5. Keep the sends whose state the store applied (another worker may have
+        //    stored a newer event or an end meanwhile).
+        var sends: [(entry: BatchPlan.Entry, send: TranslationDecision.Send)] = []
+        for entry in plan.entries {
+            switch entry.decision {
+            case .send(let send):
+                if let index = entry.changeIndex, index < outcomes.count, outcomes[index] != .applied {
+                    dropped[outcomes[index] == .ended ? "ended-in-store" : "stale-in-store", default: 0] += 1
+                } else {
+                    sends.append((entry, send))
+                }
+            case .drop(let drop):
+                dropped[drop.reason.rawValue, default: 0] += 1
+            case .deadLetter(let rejection):
+                let letter = DeadLetter(
+                    reason: rejection.reason, message: rejection.message, originalBody: entry.body,
+                    firstAttemptAt: nowTime, domain: entry.event.domain, activityId: entry.event.activityId,
+                    eventId: entry.event.id)
+                outgoing.append(try OutgoingMessage.deadLetter(letter, encoder: encoder, topology: topology))
+                deadLettered[rejection.reason.rawValue, default: 0] += 1
+            }
+        }
+
+        // 6. Budget: the store's counter is the shared one across workers.
+        try await spendBudget(for: sends, now: now)
+
+        // 7. Push-to-start tokens are single-use: only the worker that marks one sends the start.
+        var jobs: [PushJob] = []
+        for (entry, send) in sends {
+            if let token = send.consumedPushToStart {
+                let marked = try await store.markPushToStartTokenUsed(
+                    userID: entry.event.userId, attributesType: send.newSnapshot.attributesType, token: token, at: now)
+                guard marked else {
+                    dropped["push-to-start-taken", default: 0] += 1
+                    continue
+                }
+            }
+            jobs.append(contentsOf: send.jobs)
+        }
+        phaseStart = metrics.record(.spend, since: phaseStart)
+        for job in jobs {
+            outgoing.append(try OutgoingMessage.job(job, encoder: encoder, topology: topology))
+        }
+        return PreparedBatch(
+            outgoing: outgoing, received: messages.count, translated: sends.count, jobs: jobs.count,
+            dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart)
+    }
+
+    /// Parses the bodies, in order, split over ``TranslatorSettings/parseConcurrency`` tasks:
+    /// parsing is most of a batch's CPU time and each message is independent.
+    private func parseAll(_ bodies: [Data]) async -> [Result<DomainEvent, EventError>] {
+        let parse: @Sendable (Data) -> Result<DomainEvent, EventError> = { [translator] body in
+            do throws(EventError) { return .success(try translator.parse(body)) } catch { return .failure(error) }
+        }
+        let chunkCount = min(settings.parseConcurrency, bodies.count / 64)
+        guard chunkCount > 1 else { return bodies.map(parse) }
+        let chunkSize = (bodies.count + chunkCount - 1) / chunkCount
+        return await withTaskGroup(of: (Int, [Result<DomainEvent, EventError>]).self) { group in
+            for (index, start) in stride(from: 0, to: bodies.count, by: chunkSize).enumerated() {
+                let chunk = Array(bodies[start..<min(start + chunkSize, bodies.count)])
+                group.addTask { (index, chunk.map(parse)) }
+            }
+            var chunks: [[Result<DomainEvent, EventError>]] = Array(repeating: [], count: chunkCount)
+            for await (index, results) in group where index < chunks.count { chunks[index] = results }
+            return chunks.flatMap { $0 }
+        }
+    }
+
+    /// Publishes everything, pipelined, with confirms; then counts the batch.
+    func publish(_ batch: PreparedBatch) async throws {
+        try await publishConfirmed(batch.outgoing)
+        _ = metrics.record(.publish, since: batch.startedPublishing)
+        metrics.received.increment(by: batch.received)
+        metrics.translated.increment(by: batch.translated)
+        metrics.jobsPublished.increment(by: batch.jobs)
+        for (reason, count) in batch.dropped { metrics.dropped(reason, count: count) }
+        for (reason, count) in batch.deadLettered { metrics.deadLettered(reason, count: count) }
+    }
+
+    /// Records the priority-10 demands in the store, in one call. The plan used the
+    /// budget loaded at the start of the batch; a higher count from the store means
+    /// another worker spent on the same activity meanwhile, which is counted and logged
+    /// rather than re-decided (the push is already within a few of the limit).
+    private func spendBudget(for sends: [(entry: BatchPlan.Entry, send: TranslationDecision.Send)], now: Date) async throws {
+        var demands: [String] = []
+        var expected: [String: Int] = [:]
+        for (entry, send) in sends where send.newBudget != entry.budgetBefore {
+            demands.append(entry.event.activityId)
+            expected[entry.event.activityId] = send.newBudget.priority10Count
+        }
+        guard !demands.isEmpty else { return }
+        let counts = try await store.spendPriorityBudget(demands, at: now, window: settings.budgetWindowSeconds)
+        for (activity, count) in counts where count > (expected[activity] ?? count) {
+            metrics.budgetContended.increment()
+            logger.debug("priority-10 budget spent concurrently", metadata: [
+                "translator.activity": "\(activity)", "translator.budget.store": "\(count)",
+                "translator.budget.planned": "\(expected[activity] ?? 0)",
+            ])
+        }
+    }
+
+    /// Publishes and waits for every confirm, retrying only the messages that failed
+    /// for a retriable reason (e.g. a full queue's `basic.nack`).
+    private func publishConfirmed(_ messages: [AMQPMessage]) async throws {
+        var pending = messages
+        var attempt = 1
+        while !pending.isEmpty {
+            do {
+                try await publisher.publish(contentsOf: pending)
+                return
+            } catch let error as AMQPPublishError {
+                let retriable = error.failures.allSatisfy { $0.error.isRetriable }
+                guard retriable, attempt < settings.publishAttempts else { throw error }
+                pending = error.failures.compactMap { $0.index < pending.count ? pending[$0.index] : nil }
+                attempt += 1
+                try await Task.sleep(for: settings.publishRetryDelay)
+            }
+        }
+    }
+}

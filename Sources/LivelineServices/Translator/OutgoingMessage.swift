@@ -1,0 +1,47 @@
+import Foundation
+import LivelineAMQP
+import LivelineCore
+import LivelineMessaging
+
+/// The AMQP messages the translator publishes: push jobs and dead letters.
+enum OutgoingMessage {
+    /// A push job for `liveline.push`: routing key `<domain>.<event>`, `message_id` = job id,
+    /// so a republished job is recognisably the same one.
+    static func job(_ job: PushJob, encoder: JSONEncoder, topology: LivelineTopology) throws -> AMQPMessage {
+        AMQPMessage(
+            exchange: topology.pushExchange,
+            routingKey: "\(job.domain).\(job.event.rawValue)",
+            body: try encoder.encode(job),
+            properties: AMQPProperties(
+                contentType: "application/json",
+                headers: [
+                    TranslatorHeaders.activity: .string(job.activityId),
+                    TranslatorHeaders.domain: .string(job.domain),
+                    TranslatorHeaders.sequence: .int(job.sequence),
+                    TranslatorHeaders.event: .string(job.event.rawValue),
+                ],
+                persistent: true,
+                messageID: job.jobId,
+                timestamp: job.eventTime.date
+            ),
+            mandatory: true
+        )
+    }
+
+    /// A dead letter for `liveline.dead` (fanout; the routing key is the reason for readers).
+    static func deadLetter(_ letter: DeadLetter, encoder: JSONEncoder, topology: LivelineTopology) throws -> AMQPMessage {
+        var headers: AMQPTable = [TranslatorHeaders.reason: .string(letter.reason.rawValue)]
+        if let domain = letter.domain { headers[TranslatorHeaders.domain] = .string(domain) }
+        if let activity = letter.activityId { headers[TranslatorHeaders.activity] = .string(activity) }
+        return AMQPMessage(
+            exchange: topology.deadExchange,
+            routingKey: letter.reason.rawValue,
+            body: try encoder.encode(letter),
+            properties: AMQPProperties(
+                contentType: "application/json", headers: headers, persistent: true,
+                messageID: letter.eventId.map { "dead:\($0)" }, timestamp: letter.lastAttemptAt.date
+            ),
+            mandatory: true
+        )
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+import LivelineCore
+
+/// The dead letter for a message the translator could not parse.
+enum RejectedEvent {
+    /// Builds the dead letter, with the domain, activity and event id when the bytes
+    /// still reveal them, so on-call can filter a bad producer's letters.
+    static func deadLetter(body: Data, error: EventError, at now: EventTime) -> DeadLetter {
+        var letter = DeadLetter(rejecting: body, error: error, at: now)
+        switch error {
+        case .notJSON, .tooLarge:
+            // Nothing to read, or too much to read again.
+            return letter
+        default:
+            guard let root = try? JSONValue.parse(body), case .object(let fields) = root else { return letter }
+            letter.eventId = fields["id"]?.stringValue
+            if let type = fields["type"]?.stringValue, let domain = type.split(separator: ".").first, !domain.isEmpty {
+                letter.domain = String(domain)
+            }
+            letter.activityId = fields["data"]?["activityId"]?.stringValue
+            return letter
+        }
+    }
+}

@@ -1,0 +1,14 @@
+/// The AMQP headers the translator sets, so on-call tools and the sender can filter
+/// without decoding bodies.
+public enum TranslatorHeaders {
+    /// The dead-letter reason (canonical string, e.g. `invalid-event`).
+    public static let reason = "x-liveline-reason"
+    /// The domain, when known.
+    public static let domain = "x-liveline-domain"
+    /// The activity id, when known.
+    public static let activity = "x-liveline-activity"
+    /// A job's sequence (event time in Unix ms).
+    public static let sequence = "x-liveline-sequence"
+    /// A job's ActivityKit event (`update`, `end`, `start`).
+    public static let event = "x-liveline-event"
+}

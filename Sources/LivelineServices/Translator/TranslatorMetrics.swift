@@ -1,0 +1,70 @@
+import CoreMetrics
+import Metrics
+
+/// The translator's counters (swift-metrics), created once so the hot path only
+/// increments. Labels follow Prometheus naming; reasons are a `reason` dimension.
+struct TranslatorMetrics: Sendable {
+    let received: Counter
+    let translated: Counter
+    let jobsPublished: Counter
+    let failedBatches: Counter
+    let budgetContended: Counter
+    let batchDuration: Metrics.Timer
+    private let phases: [TranslatorPhase: Metrics.Timer]
+    private let factory: any MetricsFactory
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        received = Counter(label: "liveline_translator_events_received_total", factory: factory)
+        translated = Counter(label: "liveline_translator_events_translated_total", factory: factory)
+        jobsPublished = Counter(label: "liveline_translator_jobs_published_total", factory: factory)
+        failedBatches = Counter(label: "liveline_translator_batches_failed_total", factory: factory)
+        budgetContended = Counter(label: "liveline_translator_budget_contended_total", factory: factory)
+        batchDuration = Metrics.Timer(label: "liveline_translator_batch_duration_seconds", factory: factory)
+        var phases: [TranslatorPhase: Metrics.Timer] = [:]
+        for phase in TranslatorPhase.allCases {
+            phases[phase] = Metrics.Timer(
+                label: "liveline_translator_phase_duration_seconds", dimensions: [("phase", phase.rawValue)], factory: factory)
+        }
+        self.phases = phases
+    }
+
+    /// Records how long one phase of a batch took, to show where a batch's time goes.
+    func record(_ phase: TranslatorPhase, since start: ContinuousClock.Instant) -> ContinuousClock.Instant {
+        let now = ContinuousClock.now
+        let (seconds, attoseconds) = (now - start).components
+        phases[phase]?.recordNanoseconds(seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000)
+        return now
+    }
+
+    /// Events that produced no push although nothing was wrong with them.
+    func dropped(_ reason: String, count: Int = 1) {
+        guard count > 0 else { return }
+        Counter(label: "liveline_translator_events_dropped_total", dimensions: [("reason", reason)], factory: factory)
+            .increment(by: count)
+    }
+
+    /// Events sent to the dead-letter exchange.
+    func deadLettered(_ reason: String, count: Int = 1) {
+        guard count > 0 else { return }
+        Counter(label: "liveline_translator_events_dead_lettered_total", dimensions: [("reason", reason)], factory: factory)
+            .increment(by: count)
+    }
+}
+
+/// The phases of a batch, as the `phase` dimension of
+/// `liveline_translator_phase_duration_seconds`.
+public enum TranslatorPhase: String, Sendable, CaseIterable {
+    /// Parsing and validating the CloudEvents, and coalescing.
+    case parse
+    /// The one `loadSnapshots` call.
+    case load
+    /// The pure translation of every event.
+    case translate
+    /// The one `applyChanges` transaction.
+    case apply
+    /// Budget spending and push-to-start marks.
+    case spend
+    /// Encoding and publishing jobs and dead letters, until every confirm.
+    case publish
+}

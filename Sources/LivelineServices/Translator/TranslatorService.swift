@@ -1,0 +1,137 @@
+import LivelineStore
+import Foundation
+import LivelineAMQP
+import LivelineCore
+import LivelineMessaging
+import Logging
+import Metrics
+import ServiceLifecycle
+
+/// The translator worker (DESIGN §1, §4): consumes CloudEvents from the translate queue,
+/// turns each into ActivityKit push jobs and publishes them to the push exchange, with
+/// dead letters for what cannot be delivered.
+///
+/// Per batch: one store load, one transaction, one pipelined publish with confirms, then
+/// the acks. A batch that fails (store or broker) is requeued whole and the service keeps
+/// running; the queue's delivery limit dead-letters a batch that keeps failing.
+///
+/// On graceful shutdown it cancels the consumer, finishes and acks what it already
+/// received, and returns. Run it in a `ServiceGroup`.
+public struct TranslatorService: Service {
+    private let consumerConnection: AMQPConnection
+    private let processor: BatchProcessor
+    private let topology: LivelineTopology
+    private let settings: TranslatorSettings
+    private let logger: Logger
+    private let metrics: TranslatorMetrics
+
+    /// Creates the service; nothing runs until ``run()``.
+    ///
+    /// - Parameters:
+    ///   - consumer: the connection to consume the translate queue on.
+    ///   - publisher: a separate connection for jobs and dead letters, so a broker
+    ///     resource alarm that blocks publishes never stalls the acks.
+    ///   - store: activities, tokens and budgets.
+    ///   - translator: the pure translation rules and domain configuration.
+    ///   - topology: queue and exchange names (declare it before running).
+    ///   - settings: batching and retry settings.
+    ///   - logger: logs at info and below; never full device tokens.
+    ///   - metricsFactory: where the counters go; the global one by default.
+    public init(
+        consumer: AMQPConnection, publisher: AMQPConnection, store: any ActivityStore, translator: Translator,
+        topology: LivelineTopology = LivelineTopology(), settings: TranslatorSettings = TranslatorSettings(),
+        logger: Logger, metricsFactory: any MetricsFactory = MetricsSystem.factory
+    ) {
+        let metrics = TranslatorMetrics(factory: metricsFactory)
+        self.consumerConnection = consumer
+        self.topology = topology
+        self.settings = settings
+        self.logger = logger
+        self.metrics = metrics
+        self.processor = BatchProcessor(
+            translator: translator, store: store, publisher: publisher, topology: topology,
+            settings: settings, metrics: metrics, logger: logger)
+    }
+
+    /// Consumes until graceful shutdown (then drains and returns), cancellation, or the
+    /// end of the consumer (e.g. the queue was deleted), which it throws.
+    public func run() async throws {
+        let consumer = try await consumerConnection.consume(queue: topology.translateQueue, prefetch: settings.prefetch)
+        let batcher = DeliveryBatcher()
+        logger.info("translator consuming", metadata: [
+            "amqp.queue": "\(topology.translateQueue)", "translator.prefetch": "\(settings.prefetch)",
+            "translator.batch.max": "\(settings.maxBatchSize)",
+        ])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    for try await delivery in consumer { batcher.append(delivery) }
+                    batcher.finish()
+                } catch {
+                    batcher.finish(throwing: error)
+                }
+            }
+            group.addTask {
+                // Graceful shutdown stops new deliveries only; the loop below then works
+                // through what was received, and ends when the consumer sequence does.
+                try? await gracefulShutdown()
+                await consumer.cancel()
+            }
+            try await processBatches(from: batcher)
+            group.cancelAll()
+        }
+        logger.info("translator drained", metadata: ["amqp.queue": "\(topology.translateQueue)"])
+    }
+
+    /// Prepares batch N+1 (store work, CPU) while batch N waits for its publish confirms
+    /// (broker work), with at most one publish in flight so jobs leave in batch order.
+    /// Batch N+1 loads state only after batch N's transaction, so it sees N's result.
+    private func processBatches(from batcher: DeliveryBatcher) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { publishing in
+            var publishInFlight = false
+            while let batch = try await batcher.nextBatch(maxSize: settings.maxBatchSize, linger: settings.linger) {
+                let started = ContinuousClock.now
+                let prepared: BatchProcessor.PreparedBatch
+                do {
+                    prepared = try await processor.prepare(batch.map { .init(body: $0.body, redelivered: $0.redelivered) })
+                } catch {
+                    if publishInFlight { _ = try await publishing.next() }
+                    publishInFlight = false
+                    await fail(batch, error: error)
+                    continue
+                }
+                if publishInFlight { _ = try await publishing.next() }
+                publishing.addTask { await self.publishAndSettle(prepared, batch: batch, started: started) }
+                publishInFlight = true
+            }
+            try await publishing.waitForAll()
+        }
+    }
+
+    /// Publishes a prepared batch, then acks it; on failure nacks it for redelivery.
+    private func publishAndSettle(_ prepared: BatchProcessor.PreparedBatch, batch: [AMQPDelivery], started: ContinuousClock.Instant) async {
+        do {
+            try await processor.publish(prepared)
+            for delivery in batch { delivery.ack() }
+            metrics.batchDuration.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - started))
+        } catch {
+            await fail(batch, error: error)
+        }
+    }
+
+    private func fail(_ batch: [AMQPDelivery], error: any Error) async {
+        // Once per batch, with the error only: errors from the store and the AMQP layer
+        // carry no tokens or credentials.
+        for delivery in batch { delivery.nack(requeue: true) }
+        metrics.failedBatches.increment()
+        logger.error("batch failed; requeued", metadata: [
+            "translator.batch.size": "\(batch.count)", "translator.error": "\(error)",
+        ])
+        try? await Task.sleep(for: settings.failureBackoff)
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
+    }
+}

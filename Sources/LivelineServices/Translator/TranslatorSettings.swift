@@ -1,0 +1,46 @@
+import Foundation
+
+/// How a ``TranslatorService`` consumes and batches. The defaults suit one worker on a
+/// small machine; every field is safe to change at start-up.
+public struct TranslatorSettings: Sendable, Hashable {
+    /// `basic.qos` prefetch on the translate queue. Larger than ``maxBatchSize`` so the
+    /// next batch is already buffered while one is being processed. Default 1,000.
+    public var prefetch: UInt16
+    /// The most events handled in one batch (one store load, one transaction, one
+    /// pipelined publish). Default 500.
+    public var maxBatchSize: Int
+    /// How long to wait for more events once the first of a batch arrived and fewer than
+    /// ``maxBatchSize`` are buffered. Default 5 ms: a lone event waits at most that long.
+    public var linger: Duration
+    /// Publish attempts per batch for retriable failures (a full queue's `basic.nack`)
+    /// before the batch is requeued. Default 3.
+    public var publishAttempts: Int
+    /// The pause between publish attempts. Default 200 ms.
+    public var publishRetryDelay: Duration
+    /// The pause after a failed batch before the next one, so a store outage does not
+    /// spin the queue's redeliveries. Default 500 ms.
+    public var failureBackoff: Duration
+    /// Tasks a batch's parsing is split over (parsing is independent per message and most
+    /// of a batch's CPU time). Default: the number of active processors.
+    public var parseConcurrency: Int
+    /// The priority-10 budget window passed to the store; the core's ``BudgetDecision``
+    /// uses one hour, so change both together. Default 3,600 s.
+    public var budgetWindowSeconds: Double
+
+    /// Creates settings; every argument has the documented default.
+    public init(
+        prefetch: UInt16 = 1_000, maxBatchSize: Int = 500, linger: Duration = .milliseconds(5),
+        publishAttempts: Int = 3, publishRetryDelay: Duration = .milliseconds(200),
+        failureBackoff: Duration = .milliseconds(500), budgetWindowSeconds: Double = 3_600,
+        parseConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) {
+        self.prefetch = prefetch
+        self.maxBatchSize = max(1, maxBatchSize)
+        self.linger = linger
+        self.publishAttempts = max(1, publishAttempts)
+        self.publishRetryDelay = publishRetryDelay
+        self.failureBackoff = failureBackoff
+        self.budgetWindowSeconds = budgetWindowSeconds
+        self.parseConcurrency = max(1, parseConcurrency)
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import LivelineAMQP
+import Logging
+import Testing
+
+/// The RabbitMQ that `scripts/test` started on loopback.
+enum Broker {
+    static let environment = ProcessInfo.processInfo.environment
+
+    static var url: String {
+        environment["LIVELINE_TEST_AMQP_URL"] ?? "amqp://guest:guest@127.0.0.1:5672/%2f"
+    }
+
+    static func configuration(
+        heartbeat: Duration = .seconds(10), name: String = #function
+    ) throws -> AMQPConfiguration {
+        var configuration = try AMQPConfiguration(url: url)
+        configuration.heartbeat = heartbeat
+        configuration.connectTimeout = .seconds(3)
+        configuration.reconnect = .init(initial: .milliseconds(100), maximum: .seconds(1))
+        configuration.connectionName = "test-\(name)"
+        return configuration
+    }
+
+    static func connect(heartbeat: Duration = .seconds(10), name: String = #function) async throws -> AMQPConnection {
+        do {
+            return try await AMQPConnection.connect(try configuration(heartbeat: heartbeat, name: name), logger: logger)
+        } catch {
+            Issue.record("No RabbitMQ at \(url). Run the tests with scripts/test, which starts one. (\(error))")
+            throw error
+        }
+    }
+
+    /// Runs `scripts/rabbitmq <action>` (start, stop, restart, pause, resume, alarm on|off).
+    static func control(_ action: String...) throws {
+        let script =
+            environment["LIVELINE_RABBITMQ_CTL"]
+            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+                "../../../../main/scripts/rabbitmq"
+            ).path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        process.arguments = action
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "scripts/rabbitmq \(action.joined(separator: " ")) failed")
+    }
+
+    static var logger: Logger {
+        var logger = Logger(label: "test.amqp")
+        logger.logLevel = environment["LIVELINE_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        return logger
+    }
+
+    static func unique(_ prefix: String) -> String {
+        "test.\(prefix).\(UUID().uuidString.prefix(8).lowercased())"
+    }
+}
+
+/// Tests that stop or freeze the broker run alone; every other broker test shares it.
+actor BrokerGate {
+    static let shared = BrokerGate()
+    private var readers = 0
+    private var writer = false
+    private var waiters: [(exclusive: Bool, continuation: CheckedContinuation<Void, Never>)] = []
+
+    private func canEnter(exclusive: Bool) -> Bool {
+        exclusive ? !writer && readers == 0 : !writer
+    }
+
+    func acquire(exclusive: Bool) async {
+        if waiters.isEmpty, canEnter(exclusive: exclusive) {
+            enter(exclusive: exclusive)
+            return
+        }
+        await withCheckedContinuation { waiters.append((exclusive, $0)) }
+    }
+
+    func release(exclusive: Bool) {
+        if exclusive { writer = false } else { readers -= 1 }
+        while let next = waiters.first, canEnter(exclusive: next.exclusive) {
+            waiters.removeFirst()
+            enter(exclusive: next.exclusive)
+            next.continuation.resume()
+        }
+    }
+
+    private func enter(exclusive: Bool) {
+        if exclusive { writer = true } else { readers += 1 }
+    }
+}
+
+func withBroker<T>(exclusive: Bool = false, _ body: () async throws -> T) async throws -> T {
+    await BrokerGate.shared.acquire(exclusive: exclusive)
+    do {
+        let result = try await body()
+        await BrokerGate.shared.release(exclusive: exclusive)
+        return result
+    } catch {
+        await BrokerGate.shared.release(exclusive: exclusive)
+        throw error
+    }
+}
+
+/// Reads `count` deliveries, failing the test if they don't arrive within `timeout`.
+func receive(
+    _ count: Int, from consumer: AMQPConsumer, timeout: Duration = .seconds(20)
+) async throws -> [AMQPDelivery] {
+    try await withThrowingTaskGroup(of: [AMQPDelivery]?.self) { group in
+        group.addTask {
+            var received: [AMQPDelivery] = []
+            for try await delivery in consumer {
+                received.append(delivery)
+                if received.count == count { break }
+            }
+            return received
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = try await group.next()!
+        group.cancelAll()
+        guard let received = first else {
+            Issue.record("timed out waiting for \(count) deliveries")
+            throw CancellationError()
+        }
+        return received
+    }
+}
+
+/// Polls until `condition` holds, failing after `timeout`.
+func eventually(
+    timeout: Duration = .seconds(20), _ what: String, _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    Issue.record("timed out waiting for: \(what)")
+    throw CancellationError()
+}
+
+func message(_ text: String, to queue: String, id: String? = nil) -> AMQPMessage {
+    AMQPMessage(
+        exchange: "", routingKey: queue, body: Data(text.utf8),
+        properties: AMQPProperties(contentType: "text/plain", messageID: id))
+}
+
+let quorum: AMQPTable = ["x-queue-type": "quorum"]

@@ -1,0 +1,58 @@
+import Foundation
+import LivelineCore
+import LivelineModels
+import LivelineProducer
+
+/// Realistic events and the core's expected output for them.
+enum Events {
+    static let tokenA = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"
+    static let startToken = "5747415254544f4b454e5f52494445525f3130303030303030303030303030"
+
+    /// A few minutes ago on a whole second plus 120 ms, so every event is inside the 8-hour
+    /// lifetime and each one falls in its own second.
+    static let base = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 600).rounded(.down) + 0.120)
+
+    static let rideAttributes = RideAttributes(riderName: "Jordan", pickupLocation: "123 Main St", dropoffLocation: "456 Oak Ave")
+
+    static func rideState(_ status: RideStatus, distance: Double = 3.2) -> RideAttributes.ContentState {
+        let eta = Int(base.timeIntervalSince1970) + 600
+        return RideAttributes.ContentState(
+            driverName: "Maria", driverPhoto: "car.fill", vehicleDescription: "White Toyota Camry",
+            etaStartSeconds: eta, etaEndSeconds: eta + 300, status: status, distanceRemaining: distance)
+    }
+
+    static func ride(
+        _ activity: String, user: String = "u-9", _ status: RideStatus, at seconds: Double,
+        attributes: Bool = false, id: String? = nil
+    ) throws -> LivelineEvent {
+        try .ride(
+            activityId: activity, userId: user, state: rideState(status), attributes: attributes ? rideAttributes : nil,
+            id: id ?? "\(activity)-\(status.rawValue)-\(Int(seconds))", time: base.addingTimeInterval(seconds))
+    }
+
+    /// What the core decides for a sequence of events of one activity, starting from no
+    /// stored state: the jobs each one should produce.
+    static func expectedJobs(_ events: [LivelineEvent], tokens: TokenSnapshot) throws -> [[PushJob]] {
+        let translator = TranslatorHarness.translator
+        var snapshot: ActivitySnapshot?
+        var budget = BudgetUsage.empty
+        var result: [[PushJob]] = []
+        for event in events {
+            let parsed = try translator.parse(try event.encoded(source: "//tests.liveline"))
+            let decision = translator.translate(
+                event: parsed, activity: snapshot, tokens: tokens, preferences: UserPreferences(), budget: budget, now: Date())
+            switch decision {
+            case .send(let send):
+                snapshot = send.newSnapshot
+                budget = send.newBudget
+                result.append(send.jobs)
+            case .drop(let drop):
+                snapshot = drop.newSnapshot ?? snapshot
+                result.append([])
+            case .deadLetter:
+                result.append([])
+            }
+        }
+        return result
+    }
+}

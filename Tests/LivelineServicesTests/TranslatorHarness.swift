@@ -1,0 +1,145 @@
+import Foundation
+import LivelineAMQP
+import LivelineCore
+import LivelineMessaging
+import LivelineProducer
+import LivelineServices
+import LivelineStore
+import Logging
+import MetricsTestKit
+import PostgresNIO
+import ServiceLifecycle
+import Testing
+
+/// A real broker, a real SQLite store in a temp directory and a `TranslatorService` in a
+/// `ServiceGroup`, with a topology of its own so tests never see each other's messages.
+struct TranslatorHarness {
+    static let bundleId = "com.example.liveline"
+    static let translator = Translator(configuration: .standard(bundleId: bundleId))
+
+    let topology: LivelineTopology
+    let store: any ActivityStore
+    let control: AMQPConnection
+    let publisher: EventPublisher
+    /// The service's counters.
+    let metrics = TestMetrics()
+    private let serviceConsumer: AMQPConnection
+    private let servicePublisher: AMQPConnection
+
+    /// Builds everything, runs the service while `body` runs, then shuts it down gracefully
+    /// and removes the topology and the database.
+    ///
+    /// `afterShutdown` runs once the service returned and its connections are closed
+    /// (so anything it left unacked is back in the queue), before the topology goes.
+    static func run<T: Sendable>(
+        store kind: StoreKind = .sqlite, name: String = #function, settings: TranslatorSettings = TranslatorSettings(),
+        _ body: (TranslatorHarness, ServiceGroup) async throws -> T,
+        afterShutdown: (TranslatorHarness) async throws -> Void = { _ in }
+    ) async throws -> T {
+        try await kind.withStore { store in
+            let harness = try await TranslatorHarness(name: name, store: store)
+            return try await harness.run(settings: settings, body, afterShutdown: afterShutdown)
+        }
+    }
+
+    private func run<T: Sendable>(
+        settings: TranslatorSettings, _ body: (TranslatorHarness, ServiceGroup) async throws -> T,
+        afterShutdown: (TranslatorHarness) async throws -> Void
+    ) async throws -> T {
+        let service = TranslatorService(
+            consumer: serviceConsumer, publisher: servicePublisher, store: store,
+            translator: Self.translator, topology: topology, settings: settings, logger: Broker.logger,
+            metricsFactory: metrics)
+        let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: Broker.logger))
+        do {
+            let result = try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                let result = try await body(self, group)
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+                return result
+            }
+            // A quorum queue applies acks through its Raft log; a channel closed right after
+            // its last ack can race the broker into requeueing messages whose ack is still in
+            // flight (harmless in production: redelivery is idempotent), which would make the
+            // exact counts below flaky. Give the broker a moment before closing.
+            try await Task.sleep(for: .milliseconds(300))
+            await closeServiceConnections()
+            try await afterShutdown(self)
+            await tearDown()
+            return result
+        } catch {
+            await group.triggerGracefulShutdown()
+            await tearDown()
+            throw error
+        }
+    }
+
+    private init(name: String, store: any ActivityStore) async throws {
+        self.store = store
+        var topology = LivelineTopology()
+        let unique = Broker.unique(String(name.prefix(while: { $0 != "(" })))
+        topology.eventsExchange = "\(unique).events"
+        topology.translateQueue = "\(unique).translate"
+        topology.pushExchange = "\(unique).push"
+        topology.sendQueue = "\(unique).send"
+        topology.retryExchange = "\(unique).retry"
+        topology.deadExchange = "\(unique).dead-x"
+        topology.deadQueue = "\(unique).dead"
+        topology.retryTiers = []
+        self.topology = topology
+
+
+        control = try await Broker.connect(name: "\(name)-control")
+        try await control.declare(topology.amqp)
+        publisher = EventPublisher(connection: control, source: "//tests.liveline", topology: topology)
+        serviceConsumer = try await Broker.connect(name: "\(name)-consume")
+        servicePublisher = try await Broker.connect(name: "\(name)-publish")
+    }
+
+    private func closeServiceConnections() async {
+        await serviceConsumer.close()
+        await servicePublisher.close()
+    }
+
+    private func tearDown() async {
+        await closeServiceConnections()
+        for queue in [topology.translateQueue, topology.sendQueue, topology.deadQueue] {
+            try? await control.delete(queue: queue)
+        }
+        for exchange in [topology.eventsExchange, topology.pushExchange, topology.retryExchange, topology.deadExchange] {
+            try? await control.delete(exchange: exchange)
+        }
+        await control.close()
+    }
+
+    /// Publishes raw bytes to the events exchange, as a non-Swift producer would.
+    func publishRaw(_ body: Data, routingKey: String, id: String = UUID().uuidString) async throws {
+        try await control.publish(AMQPMessage(
+            exchange: topology.eventsExchange, routingKey: routingKey, body: body,
+            properties: AMQPProperties(contentType: EventPublisher.contentType, messageID: id)))
+    }
+
+    /// Registers an update token the way the api does.
+    func registerUpdateToken(_ token: String, activity: String, user: String, domain: String = "ride") async throws {
+        let attributesType = Self.translator.domain(named: domain)?.attributesType
+        _ = try await store.registerUpdateToken(UpdateTokenRegistration(
+            activityID: activity, deviceID: "device-1", userID: user, token: token,
+            domain: domain, attributesType: attributesType, at: Date()))
+    }
+
+    /// Takes `count` push jobs from the send queue, acking them.
+    func jobs(_ count: Int, consumer: AMQPConsumer) async throws -> [(job: PushJob, delivery: AMQPDelivery)] {
+        try await receive(count, from: consumer).map { delivery in
+            delivery.ack()
+            return (try JSONDecoder().decode(PushJob.self, from: delivery.body), delivery)
+        }
+    }
+}
+
+extension TestMetrics {
+    /// The total of the counters named `label` with these dimensions, 0 if never created.
+    func total(_ label: String, _ dimensions: [(String, String)] = []) -> Int64 {
+        counterTotal(label: label, dimensions: dimensions)
+    }
+}

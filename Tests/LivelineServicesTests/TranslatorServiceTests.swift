@@ -1,0 +1,228 @@
+import Foundation
+import LivelineAMQP
+import LivelineCore
+import LivelineModels
+import LivelineProducer
+import LivelineServices
+import LivelineStore
+import Testing
+
+/// The translator end to end: real RabbitMQ, real SQLite store, producer library in,
+/// push jobs and dead letters out. No mocks.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct TranslatorServiceTests {
+    @Test(arguments: StoreKind.available)
+    func rideLifecycleProducesTheCoresExactJobs(store: StoreKind) async throws {
+        try await withBroker {
+            try await TranslatorHarness.run(store: store) { harness, _ in
+                try await harness.registerUpdateToken(Events.tokenA, activity: "r-1", user: "u-9")
+                let events = [
+                    try Events.ride("r-1", .driverAssigned, at: 0, attributes: true),
+                    try Events.ride("r-1", .driverArrived, at: 60),
+                    try Events.ride("r-1", .completed, at: 120),
+                ]
+                let expected = try Events.expectedJobs(events, tokens: TokenSnapshot(updateTokens: [Events.tokenA]))
+                    .flatMap { $0 }
+                try #require(expected.count == 3)
+
+                // One at a time, so each lands in its own batch and the store carries the state.
+                let sendQueue = try await harness.control.consume(queue: harness.topology.sendQueue, prefetch: 10)
+                var received: [PushJob] = []
+                for event in events {
+                    try await harness.publisher.publish(event)
+                    received += try await harness.jobs(1, consumer: sendQueue).map(\.job)
+                }
+                await sendQueue.close()
+
+                #expect(received.map(\.jobId) == expected.map(\.jobId))
+                #expect(received.map(\.payload) == expected.map(\.payload))
+                #expect(received.map(\.priority) == expected.map(\.priority))
+                #expect(received.map(\.event) == [.update, .update, .end])
+                #expect(received.allSatisfy { $0.target == .device(token: Events.tokenA, kind: .update) })
+                #expect(received[1].priority == .high)  // driver arrived: alert, priority 10
+            }
+        }
+    }
+
+    @Test func jobMessagesCarryIdRoutingKeyAndHeaders() async throws {
+        try await withBroker {
+            try await TranslatorHarness.run { harness, _ in
+                try await harness.registerUpdateToken(Events.tokenA, activity: "r-2", user: "u-9")
+                try await harness.publisher.publish(try Events.ride("r-2", .driverAssigned, at: 0))
+                let sendQueue = try await harness.control.consume(queue: harness.topology.sendQueue, prefetch: 10)
+                let (job, delivery) = try #require(try await harness.jobs(1, consumer: sendQueue).first)
+                await sendQueue.close()
+                #expect(delivery.properties.messageID == job.jobId)
+                #expect(delivery.routingKey == "ride.update")
+                #expect(delivery.properties.persistent)
+                #expect(delivery.properties.headers[TranslatorHeaders.activity]?.stringValue == "r-2")
+                #expect(delivery.properties.headers[TranslatorHeaders.sequence]?.intValue == job.sequence)
+            }
+        }
+    }
+
+    @Test func invalidEventsAreDeadLetteredWithReasonAndOriginalBody() async throws {
+        try await withBroker {
+            try await TranslatorHarness.run { harness, _ in
+                let valid = try Events.ride("r-3", .driverAssigned, at: 0).encoded(source: "//tests")
+                let unknownDomain = Data(String(decoding: valid, as: UTF8.self)
+                    .replacingOccurrences(of: "\"ride.status\"", with: "\"boat.status\"").utf8)
+                let badState = Data(String(decoding: valid, as: UTF8.self)
+                    .replacingOccurrences(of: "\"distanceRemaining\":3.2", with: "\"distanceRemaining\":\"far\"").utf8)
+                try #require(unknownDomain != valid && badState != valid)
+                let cases: [(body: Data, reason: String, domain: String?)] = [
+                    (Data("not json at all".utf8), "invalid-event", nil),
+                    (Data(#"[{"specversion":"1.0"}]"#.utf8), "invalid-event", nil),
+                    (unknownDomain, "invalid-event", "boat"),
+                    (badState, "schema-mismatch", "ride"),
+                ]
+                for item in cases { try await harness.publishRaw(item.body, routingKey: "ride.status") }
+
+                let deadQueue = try await harness.control.consume(queue: harness.topology.deadQueue, prefetch: 10)
+                let letters = try await receive(cases.count, from: deadQueue)
+                for letter in letters { letter.ack() }
+                await deadQueue.close()
+                for (item, delivery) in zip(cases, letters) {
+                    let letter = try JSONDecoder().decode(DeadLetter.self, from: delivery.body)
+                    #expect(letter.originalBody == item.body)
+                    #expect(letter.reason.rawValue == item.reason)
+                    #expect(delivery.properties.headers[TranslatorHeaders.reason]?.stringValue == item.reason)
+                    #expect(delivery.properties.headers[TranslatorHeaders.domain]?.stringValue == item.domain)
+                    #expect(letter.attempts == 1)
+                }
+                #expect(letters[3].properties.headers[TranslatorHeaders.activity]?.stringValue == "r-3")
+                #expect(try await harness.control.messageCount(queue: harness.topology.sendQueue) == 0)
+                let metrics = harness.metrics
+                try await eventually("counters") {
+                    metrics.total("liveline_translator_events_dead_lettered_total", [("reason", "invalid-event")]) == 3
+                        && metrics.total("liveline_translator_events_dead_lettered_total", [("reason", "schema-mismatch")]) == 1
+                }
+                #expect(metrics.total("liveline_translator_events_received_total") == 4)
+                #expect(metrics.total("liveline_translator_jobs_published_total") == 0)
+            }
+        }
+    }
+
+    @Test(arguments: StoreKind.available)
+    func staleDuplicateAndAfterEndEventsProduceNoJob(store: StoreKind) async throws {
+        try await withBroker {
+            try await TranslatorHarness.run(store: store) { harness, _ in
+                try await harness.registerUpdateToken(Events.tokenA, activity: "r-4", user: "u-9")
+                try await harness.registerUpdateToken(Events.tokenA, activity: "r-5", user: "u-9")
+                let sendQueue = harness.topology.sendQueue
+                try await harness.publisher.publish(try Events.ride("r-4", .driverEnRoute, at: 60))
+                try await eventually("first job") { try await harness.control.messageCount(queue: sendQueue) == 1 }
+
+                // Older, then the same event again, then an end and an update after it.
+                try await harness.publisher.publish(try Events.ride("r-4", .driverAssigned, at: 30))
+                try await harness.publisher.publish(try Events.ride("r-4", .driverEnRoute, at: 60))
+                try await harness.publisher.publish(try Events.ride("r-4", .cancelled, at: 90))
+                try await eventually("end job") { try await harness.control.messageCount(queue: sendQueue) == 2 }
+                try await harness.publisher.publish(try Events.ride("r-4", .driverArrived, at: 120))
+                // Another activity's event behind them: once its job is there, the others were handled.
+                try await harness.publisher.publish(try Events.ride("r-5", .driverAssigned, at: 0))
+                try await eventually("sentinel job") { try await harness.control.messageCount(queue: sendQueue) >= 3 }
+                try await Task.sleep(for: .milliseconds(200))
+
+                let consumer = try await harness.control.consume(queue: sendQueue, prefetch: 10)
+                let jobs = try await harness.jobs(3, consumer: consumer).map(\.job)
+                await consumer.close()
+                #expect(jobs.map(\.activityId) == ["r-4", "r-4", "r-5"])
+                #expect(jobs.map(\.event) == [.update, .end, .update])
+                #expect(try await harness.control.messageCount(queue: harness.topology.deadQueue) == 0)
+                // Stale, duplicate (or superseded, when they shared a batch) and after-end.
+                let dropped = ["stale", "duplicate", "superseded", "afterEnd"].map {
+                    harness.metrics.total("liveline_translator_events_dropped_total", [("reason", $0)])
+                }
+                #expect(dropped.reduce(0, +) == 3)
+                #expect(harness.metrics.total("liveline_translator_events_dropped_total", [("reason", "afterEnd")]) == 1)
+            }
+        }
+    }
+
+    @Test(arguments: StoreKind.available)
+    func pushToStartSendsAStartAndMarksTheTokenUsed(store: StoreKind) async throws {
+        try await withBroker {
+            try await TranslatorHarness.run(store: store) { harness, _ in
+                try await harness.store.registerPushToStartToken(PushToStartToken(
+                    userID: "u-7", attributesType: "RideAttributes", token: Events.startToken, registeredAt: Date()))
+                let event = try Events.ride("r-6", user: "u-7", .driverAssigned, at: 0, attributes: true)
+                let expected = try Events.expectedJobs([event], tokens: TokenSnapshot(pushToStartToken: Events.startToken))
+                    .flatMap { $0 }
+                try await harness.publisher.publish(event)
+
+                let consumer = try await harness.control.consume(queue: harness.topology.sendQueue, prefetch: 10)
+                let job = try #require(try await harness.jobs(1, consumer: consumer).first?.job)
+                await consumer.close()
+                #expect(job.event == .start)
+                #expect(job.target == .device(token: Events.startToken, kind: .pushToStart))
+                #expect(job.payload == expected.first?.payload)
+                let payload = try JSONValue.parse(job.payload)
+                #expect(payload["aps"]?["input-push-token"] == .integer(1))
+                #expect(payload["aps"]?["alert"] != nil)
+
+                let snapshots = try await harness.store.loadSnapshots([
+                    SnapshotRequest(activityID: "r-6", userID: "u-7", attributesType: "RideAttributes")])
+                #expect(snapshots["r-6"]?.pushToStartToken?.usedAt != nil)
+            }
+        }
+    }
+
+    @Test func aFailedPublishRequeuesTheBatchAndTheRedeliveryStillSendsTheJob() async throws {
+        try await withBroker {
+            let settings = TranslatorSettings(failureBackoff: .milliseconds(200))
+            try await TranslatorHarness.run(settings: settings) { harness, _ in
+                try await harness.registerUpdateToken(Events.tokenA, activity: "r-9", user: "u-9")
+                let event = try Events.ride("r-9", .driverAssigned, at: 0, attributes: true)
+                let expected = try Events.expectedJobs([event], tokens: TokenSnapshot(updateTokens: [Events.tokenA]))
+                    .flatMap { $0 }
+                // No send queue: the job is unroutable, so the batch fails after its transaction.
+                try await harness.control.delete(queue: harness.topology.sendQueue)
+                try await harness.publisher.publish(event)
+                try await eventually("a failed batch") {
+                    harness.metrics.total("liveline_translator_batches_failed_total") >= 1
+                }
+                try await harness.control.declare(harness.topology.amqp)
+
+                let consumer = try await harness.control.consume(queue: harness.topology.sendQueue, prefetch: 10)
+                let job = try #require(try await harness.jobs(1, consumer: consumer).first?.job)
+                await consumer.close()
+                #expect(job.jobId == expected.first?.jobId)
+                #expect(job.payload == expected.first?.payload)
+                #expect(try await harness.control.messageCount(queue: harness.topology.deadQueue) == 0)
+                // The redelivery found its own state stored and published again rather than
+                // dropping itself as stale.
+                let trace = try await harness.store.trace(activityID: "r-9", limit: 20)
+                #expect(trace.contains { $0.detail.contains("redelivered after its state was stored") })
+            }
+        }
+    }
+
+    @Test func gracefulShutdownAcksEverythingItProcessed() async throws {
+        try await withBroker {
+            let total = 600
+            try await TranslatorHarness.run(settings: TranslatorSettings(prefetch: 100, maxBatchSize: 50)) { harness, _ in
+                for index in 0..<total {
+                    try await harness.registerUpdateToken(Events.tokenA, activity: "g-\(index)", user: "u-1")
+                }
+                let events = try (0..<total).map { try Events.ride("g-\($0)", user: "u-1", .driverAssigned, at: 0) }
+                try await harness.publisher.publish(contentsOf: events)
+                // Returning triggers the graceful shutdown, mid-stream: some jobs are out.
+                try await eventually("some jobs") {
+                    try await harness.control.messageCount(queue: harness.topology.sendQueue) > 0
+                }
+            } afterShutdown: { harness in
+                // The service's connections are closed, so anything received but not acked
+                // is back in the translate queue. Every event is either still there or was
+                // translated into exactly one job, never both and never neither.
+                let left = try await harness.control.messageCount(queue: harness.topology.translateQueue)
+                let jobs = try await harness.control.messageCount(queue: harness.topology.sendQueue)
+                #expect(jobs > 0)
+                #expect(left + jobs == total)
+                if ProcessInfo.processInfo.environment["LIVELINE_TEST_VERBOSE"] != nil {
+                    print("graceful shutdown: \(jobs) translated, \(left) left in the queue")
+                }
+            }
+        }
+    }
+}
