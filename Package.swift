@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "apns-bench", targets: ["apns-bench"]),
         .executable(name: "store-bench", targets: ["store-bench"]),
         .executable(name: "translator-bench", targets: ["translator-bench"]),
+        .executable(name: "sender-bench", targets: ["sender-bench"]),
         .library(name: "LivelineModels", targets: ["LivelineModels"]),
         .library(name: "LivelineCore", targets: ["LivelineCore"]),
         .library(name: "LivelineAMQP", targets: ["LivelineAMQP"]),
@@ -163,6 +164,17 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        .executableTarget(
+            name: "sender-bench",
+            dependencies: [
+                "LivelineServices", "LivelineCore", "LivelineAMQP", "LivelineMessaging", "LivelineAPNs",
+                "APNsSimulator", "LivelineStore",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         // The composition root: settings and the wiring of every service. Executables stay thin.
         .target(
             name: "LivelineRuntime",
@@ -211,6 +223,12 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
+        // Helpers for tests that use the real RabbitMQ scripts/test starts.
+        .target(
+            name: "LivelineTestSupport",
+            dependencies: ["LivelineAMQP", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/LivelineTestSupport"
+        ),
         .testTarget(name: "LivelineModelsTests", dependencies: ["LivelineModels"]),
         .testTarget(
             name: "LivelineCoreTests",
@@ -219,7 +237,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LivelineAMQPTests",
-            dependencies: ["LivelineAMQP", "LivelineMessaging"]
+            dependencies: ["LivelineAMQP", "LivelineMessaging", "LivelineTestSupport"]
         ),
         .testTarget(
             name: "LivelineAPNsTests",
@@ -241,11 +259,12 @@ let package = Package(
             name: "LivelineServicesTests",
             dependencies: [
                 "LivelineServices", "LivelineProducer", "LivelineCore", "LivelineModels", "LivelineAMQP",
-                "LivelineMessaging", "LivelineStore",
+                "LivelineMessaging", "LivelineStore", "LivelineAPNs", "APNsSimulator", "LivelineTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

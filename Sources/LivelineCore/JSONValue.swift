@@ -93,11 +93,6 @@ extension JSONValue: Codable {
 }
 
 extension JSONValue {
-    /// Parses JSON bytes (any top-level value).
-    public static func parse(_ data: Data) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: data)
-    }
-
     /// Deterministic bytes: sorted keys, unescaped slashes.
     public static func encoded(_ value: JSONValue) throws -> Data {
         try CanonicalJSON.encoder().encode(value)

@@ -1,6 +1,7 @@
 import Foundation
 import LivelineAMQP
 import LivelineMessaging
+import LivelineTestSupport
 import Testing
 
 /// The AMQP layer against a real RabbitMQ (no mocks).

@@ -1,3 +1,4 @@
+import LivelineTestSupport
 import Testing
 
 @testable import LivelineAMQP

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import LivelineAMQP
+import LivelineTestSupport
 import Testing
 
 /// What happens when the broker goes away, hangs, or speaks TLS. These tests stop or freeze

@@ -1,6 +1,7 @@
 import Foundation
 import LivelineAMQP
 import LivelineMessaging
+import LivelineTestSupport
 import Testing
 
 @Suite struct ConfigurationTests {

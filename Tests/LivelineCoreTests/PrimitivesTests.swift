@@ -81,3 +81,32 @@ struct PrimitivesTests {
         #expect(String(decoding: try JSONValue.encoded(value), as: UTF8.self) == #"{"a":1,"b":1.5,"c":[true,null,"x"],"d":{}}"#)
     }
 }
+
+@Suite struct JSONParsingTests {
+    @Test func parsesEveryKindOfValue() throws {
+        let value = try JSONValue.parse(
+            Data(#" {"a": [1, -2, 3.5, 1e3, true, false, null, "x\"y\\z\/\n\u00e9\ud83d\ude00"], "b": {}, "c": []} "#.utf8))
+        #expect(
+            value
+                == .object([
+                    "a": .array([
+                        .integer(1), .integer(-2), .double(3.5), .double(1000), .bool(true), .bool(false), .null,
+                        .string("x\"y\\z/\né😀"),
+                    ]),
+                    "b": .object([:]), "c": .array([]),
+                ]))
+    }
+
+    @Test(arguments: [
+        "", "{", "[1,]", "{\"a\" 1}", "{\"a\":1,}", "tru", "01", "1.", "-", "\"unterminated", "\"bad \\q escape\"",
+        "\"\\ud800\"", "[1] x", "{\"a\":\"\u{01}\"}",
+    ])
+    func rejectsWhatIsNotJSON(_ text: String) {
+        #expect(throws: (any Error).self) { try JSONValue.parse(Data(text.utf8)) }
+    }
+
+    @Test func deepNestingIsAnErrorNotACrash() {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        #expect(throws: (any Error).self) { try JSONValue.parse(Data(deep.utf8)) }
+    }
+}

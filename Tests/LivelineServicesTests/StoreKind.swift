@@ -3,6 +3,7 @@ import LivelineServices
 import LivelineStore
 import Logging
 import PostgresNIO
+import LivelineTestSupport
 import Testing
 
 /// The store a test runs against: SQLite always; PostgreSQL when `scripts/with-postgres`

@@ -9,6 +9,7 @@ import Logging
 import MetricsTestKit
 import PostgresNIO
 import ServiceLifecycle
+import LivelineTestSupport
 import Testing
 
 /// A real broker, a real SQLite store in a temp directory and a `TranslatorService` in a
@@ -36,9 +37,12 @@ struct TranslatorHarness {
         _ body: (TranslatorHarness, ServiceGroup) async throws -> T,
         afterShutdown: (TranslatorHarness) async throws -> Void = { _ in }
     ) async throws -> T {
-        try await kind.withStore { store in
-            let harness = try await TranslatorHarness(name: name, store: store)
-            return try await harness.run(settings: settings, body, afterShutdown: afterShutdown)
+        // Shares the broker with other tests, but never while one restarts or freezes it.
+        try await withBroker {
+            try await kind.withStore { store in
+                let harness = try await TranslatorHarness(name: name, store: store)
+                return try await harness.run(settings: settings, body, afterShutdown: afterShutdown)
+            }
         }
     }
 

@@ -5,6 +5,7 @@ import LivelineModels
 import LivelineProducer
 import LivelineServices
 import LivelineStore
+import LivelineTestSupport
 import Testing
 
 /// The translator end to end: real RabbitMQ, real SQLite store, producer library in,

@@ -566,12 +566,20 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         case .deleteQueue(let queue):
             let ok = amqp_queue_delete(connection, channel, arena.bytes(queue), 0, 0)
             try check(reply: amqp_get_rpc_reply(connection), channel: channel, "delete queue \(queue)")
-            for index in topologies.indices { topologies[index].queues.removeAll { $0.name == queue } }
+            // Forget its bindings too, or the next reconnect would try to bind a queue
+            // that no longer exists and fail.
+            for index in topologies.indices {
+                topologies[index].queues.removeAll { $0.name == queue }
+                topologies[index].bindings.removeAll { $0.queue == queue }
+            }
             return Int(ok?.pointee.message_count ?? 0)
         case .deleteExchange(let exchange):
             amqp_exchange_delete(connection, channel, arena.bytes(exchange), 0)
             try check(reply: amqp_get_rpc_reply(connection), channel: channel, "delete exchange \(exchange)")
-            for index in topologies.indices { topologies[index].exchanges.removeAll { $0.name == exchange } }
+            for index in topologies.indices {
+                topologies[index].exchanges.removeAll { $0.name == exchange }
+                topologies[index].bindings.removeAll { $0.exchange == exchange }
+            }
             return 0
         }
     }

@@ -3,15 +3,15 @@ import LivelineAMQP
 import Logging
 import Testing
 
-/// The RabbitMQ that `scripts/test` started on loopback.
-enum Broker {
-    static let environment = ProcessInfo.processInfo.environment
+/// The RabbitMQ that `scripts/test` started on loopback, shared by every broker test target.
+public enum Broker {
+    public static let environment = ProcessInfo.processInfo.environment
 
-    static var url: String {
+    public static var url: String {
         environment["LIVELINE_TEST_AMQP_URL"] ?? "amqp://guest:guest@127.0.0.1:5672/%2f"
     }
 
-    static func configuration(
+    public static func configuration(
         heartbeat: Duration = .seconds(10), name: String = #function
     ) throws -> AMQPConfiguration {
         var configuration = try AMQPConfiguration(url: url)
@@ -22,7 +22,7 @@ enum Broker {
         return configuration
     }
 
-    static func connect(heartbeat: Duration = .seconds(10), name: String = #function) async throws -> AMQPConnection {
+    public static func connect(heartbeat: Duration = .seconds(10), name: String = #function) async throws -> AMQPConnection {
         do {
             return try await AMQPConnection.connect(try configuration(heartbeat: heartbeat, name: name), logger: logger)
         } catch {
@@ -32,11 +32,11 @@ enum Broker {
     }
 
     /// Runs `scripts/rabbitmq <action>` (start, stop, restart, pause, resume, alarm on|off).
-    static func control(_ action: String...) throws {
+    public static func control(_ action: String...) throws {
         let script =
             environment["LIVELINE_RABBITMQ_CTL"]
             ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
-                "../../../../main/scripts/rabbitmq"
+                "../../scripts/rabbitmq"
             ).path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: script)
@@ -46,20 +46,20 @@ enum Broker {
         try #require(process.terminationStatus == 0, "scripts/rabbitmq \(action.joined(separator: " ")) failed")
     }
 
-    static var logger: Logger {
+    public static var logger: Logger {
         var logger = Logger(label: "test.amqp")
         logger.logLevel = environment["LIVELINE_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
         return logger
     }
 
-    static func unique(_ prefix: String) -> String {
+    public static func unique(_ prefix: String) -> String {
         "test.\(prefix).\(UUID().uuidString.prefix(8).lowercased())"
     }
 }
 
 /// Tests that stop or freeze the broker run alone; every other broker test shares it.
-actor BrokerGate {
-    static let shared = BrokerGate()
+public actor BrokerGate {
+    public static let shared = BrokerGate()
     private var readers = 0
     private var writer = false
     private var waiters: [(exclusive: Bool, continuation: CheckedContinuation<Void, Never>)] = []
@@ -68,7 +68,7 @@ actor BrokerGate {
         exclusive ? !writer && readers == 0 : !writer
     }
 
-    func acquire(exclusive: Bool) async {
+    public func acquire(exclusive: Bool) async {
         if waiters.isEmpty, canEnter(exclusive: exclusive) {
             enter(exclusive: exclusive)
             return
@@ -76,7 +76,7 @@ actor BrokerGate {
         await withCheckedContinuation { waiters.append((exclusive, $0)) }
     }
 
-    func release(exclusive: Bool) {
+    public func release(exclusive: Bool) {
         if exclusive { writer = false } else { readers -= 1 }
         while let next = waiters.first, canEnter(exclusive: next.exclusive) {
             waiters.removeFirst()
@@ -90,7 +90,7 @@ actor BrokerGate {
     }
 }
 
-func withBroker<T>(exclusive: Bool = false, _ body: () async throws -> T) async throws -> T {
+public func withBroker<T>(exclusive: Bool = false, _ body: () async throws -> T) async throws -> T {
     await BrokerGate.shared.acquire(exclusive: exclusive)
     do {
         let result = try await body()
@@ -103,7 +103,7 @@ func withBroker<T>(exclusive: Bool = false, _ body: () async throws -> T) async 
 }
 
 /// Reads `count` deliveries, failing the test if they don't arrive within `timeout`.
-func receive(
+public func receive(
     _ count: Int, from consumer: AMQPConsumer, timeout: Duration = .seconds(20)
 ) async throws -> [AMQPDelivery] {
     try await withThrowingTaskGroup(of: [AMQPDelivery]?.self) { group in
@@ -130,7 +130,7 @@ func receive(
 }
 
 /// Polls until `condition` holds, failing after `timeout`.
-func eventually(
+public func eventually(
     timeout: Duration = .seconds(20), _ what: String, _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
@@ -142,10 +142,10 @@ func eventually(
     throw CancellationError()
 }
 
-func message(_ text: String, to queue: String, id: String? = nil) -> AMQPMessage {
+public func message(_ text: String, to queue: String, id: String? = nil) -> AMQPMessage {
     AMQPMessage(
         exchange: "", routingKey: queue, body: Data(text.utf8),
         properties: AMQPProperties(contentType: "text/plain", messageID: id))
 }
 
-let quorum: AMQPTable = ["x-queue-type": "quorum"]
+public let quorum: AMQPTable = ["x-queue-type": "quorum"]

@@ -1,0 +1,239 @@
+import Foundation
+
+extension JSONValue {
+    /// Parses JSON bytes (any top-level value) straight into a `JSONValue`.
+    ///
+    /// A byte-level reader rather than `JSONDecoder`: decoding `JSONValue` through `Codable`
+    /// has to guess each node's type by trying and failing, which made parsing most of the
+    /// translator's cost per event. Numbers without a fraction or exponent that fit `Int64`
+    /// are integers, as before; nesting is limited so hostile input cannot exhaust the stack.
+    public static func parse(_ data: Data) throws -> JSONValue {
+        try data.withUnsafeBytes { bytes in
+            var reader = JSONReader(bytes: bytes)
+            let value = try reader.value(depth: 0)
+            reader.skipWhitespace()
+            guard reader.position == bytes.count else { throw reader.error("trailing characters") }
+            return value
+        }
+    }
+}
+
+/// Why a document is not JSON, and where.
+struct JSONSyntaxError: Error, CustomStringConvertible {
+    var message: String
+    var offset: Int
+    var description: String { "invalid JSON at byte \(offset): \(message)" }
+}
+
+private struct JSONReader {
+    let bytes: UnsafeRawBufferPointer
+    var position = 0
+    static let maximumDepth = 256
+
+    init(bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    func error(_ message: String) -> JSONSyntaxError {
+        JSONSyntaxError(message: message, offset: position)
+    }
+
+    mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func value(depth: Int) throws -> JSONValue {
+        guard depth < Self.maximumDepth else { throw error("nested too deeply") }
+        skipWhitespace()
+        guard position < bytes.count else { throw error("unexpected end") }
+        switch bytes[position] {
+        case UInt8(ascii: "{"): return try object(depth: depth)
+        case UInt8(ascii: "["): return try array(depth: depth)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): return try literal("true", .bool(true))
+        case UInt8(ascii: "f"): return try literal("false", .bool(false))
+        case UInt8(ascii: "n"): return try literal("null", .null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw error("unexpected character")
+        }
+    }
+
+    mutating func literal(_ text: StaticString, _ value: JSONValue) throws -> JSONValue {
+        let count = text.utf8CodeUnitCount
+        guard position + count <= bytes.count else { throw error("unexpected end") }
+        for index in 0..<count where bytes[position + index] != text.utf8Start[index] {
+            throw error("invalid literal")
+        }
+        position += count
+        return value
+    }
+
+    mutating func object(depth: Int) throws -> JSONValue {
+        position += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
+            position += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a key") }
+            let key = try string()
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
+            position += 1
+            members[key] = try value(depth: depth + 1)
+            skipWhitespace()
+            guard position < bytes.count else { throw error("unexpected end") }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+            } else if bytes[position] == UInt8(ascii: "}") {
+                position += 1
+                return .object(members)
+            } else {
+                throw error("expected ',' or '}'")
+            }
+        }
+    }
+
+    mutating func array(depth: Int) throws -> JSONValue {
+        position += 1
+        var items: [JSONValue] = []
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
+            position += 1
+            return .array(items)
+        }
+        while true {
+            items.append(try value(depth: depth + 1))
+            skipWhitespace()
+            guard position < bytes.count else { throw error("unexpected end") }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+            } else if bytes[position] == UInt8(ascii: "]") {
+                position += 1
+                return .array(items)
+            } else {
+                throw error("expected ',' or ']'")
+            }
+        }
+    }
+
+    mutating func string() throws -> String {
+        position += 1
+        let start = position
+        // Fast path: no escapes, so the bytes are the string.
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                position += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            guard byte >= 0x20 else { throw error("control character in string") }
+            position += 1
+        }
+        var scalars = Array(UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
+        while position < bytes.count {
+            let byte = bytes[position]
+            position += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return String(decoding: scalars, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                guard position < bytes.count else { throw error("unexpected end") }
+                let escape = bytes[position]
+                position += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): scalars.append(escape)
+                case UInt8(ascii: "b"): scalars.append(0x08)
+                case UInt8(ascii: "f"): scalars.append(0x0C)
+                case UInt8(ascii: "n"): scalars.append(0x0A)
+                case UInt8(ascii: "r"): scalars.append(0x0D)
+                case UInt8(ascii: "t"): scalars.append(0x09)
+                case UInt8(ascii: "u"):
+                    var code = try hex4()
+                    if (0xD800..<0xDC00).contains(code) {
+                        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+                            bytes[position + 1] == UInt8(ascii: "u")
+                        else { throw error("unpaired surrogate") }
+                        position += 2
+                        let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw error("unpaired surrogate") }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00..<0xE000).contains(code) {
+                        throw error("unpaired surrogate")
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw error("invalid escape") }
+                    scalars.append(contentsOf: Array(String(Character(scalar)).utf8))
+                default:
+                    throw error("invalid escape")
+                }
+            default:
+                guard byte >= 0x20 else { throw error("control character in string") }
+                scalars.append(byte)
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    mutating func hex4() throws -> UInt32 {
+        guard position + 4 <= bytes.count else { throw error("unexpected end") }
+        var code: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[position]
+            position += 1
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("invalid \\u escape")
+            }
+            code = code << 4 | UInt32(digit)
+        }
+        return code
+    }
+
+    mutating func number() throws -> JSONValue {
+        let start = position
+        var integral = true
+        if bytes[position] == UInt8(ascii: "-") { position += 1 }
+        guard position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) else {
+            throw error("invalid number")
+        }
+        if bytes[position] == UInt8(ascii: "0") {
+            position += 1
+        } else {
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+        }
+        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+            integral = false
+            position += 1
+            let digits = position
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+            guard position > digits else { throw error("invalid number") }
+        }
+        if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
+            integral = false
+            position += 1
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+                position += 1
+            }
+            let digits = position
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+            guard position > digits else { throw error("invalid number") }
+        }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        if integral, let integer = Int64(text) { return .integer(integer) }
+        guard let double = Double(text), double.isFinite else { throw error("number out of range") }
+        return .double(double)
+    }
+}

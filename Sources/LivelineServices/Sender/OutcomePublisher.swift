@@ -1,0 +1,55 @@
+import Foundation
+import LivelineAMQP
+import LivelineCore
+import LivelineMessaging
+
+/// Publishes the two outcomes that leave a job on the broker: a retry (the job's body,
+/// to a TTL tier) and a dead letter (a ``DeadLetter`` document, to the dead exchange).
+/// Both wait for the broker's confirm, so the caller acks the original only once the
+/// job exists somewhere else.
+struct OutcomePublisher: Sendable {
+    let connection: AMQPConnection
+    let topology: LivelineTopology
+
+    /// Sends `body` to `tier`; it comes back to the send queue after the tier's TTL.
+    func retry(
+        body: Data, messageID: String?, tier: LivelineTopology.RetryTier, attempt: Int, firstAttemptAt: EventTime
+    ) async throws {
+        let headers: AMQPTable = [
+            SenderHeaders.attempt: .int(Int64(attempt)),
+            SenderHeaders.firstAttemptAt: .int(firstAttemptAt.millisecondsSince1970),
+        ]
+        try await connection.publish(
+            AMQPMessage(
+                exchange: topology.retryExchange,
+                routingKey: tier.name,
+                body: body,
+                properties: AMQPProperties(
+                    contentType: "application/json", headers: headers, persistent: true, messageID: messageID
+                )
+            )
+        )
+    }
+
+    /// Sends `deadLetter` to the dead exchange with the headers on-call filters by.
+    func deadLetter(_ deadLetter: DeadLetter) async throws {
+        var headers: AMQPTable = [SenderHeaders.reason: .string(deadLetter.reason.rawValue)]
+        if let domain = deadLetter.domain { headers[SenderHeaders.domain] = .string(domain) }
+        if let activity = deadLetter.activityId { headers[SenderHeaders.activity] = .string(activity) }
+        let body = try JSONEncoder().encode(deadLetter)
+        try await connection.publish(
+            AMQPMessage(
+                exchange: topology.deadExchange,
+                routingKey: "",
+                body: body,
+                properties: AMQPProperties(
+                    contentType: "application/json",
+                    headers: headers,
+                    persistent: true,
+                    // A fresh id: the job id is not unique once a replayed job dies again.
+                    messageID: UUID().uuidString
+                )
+            )
+        )
+    }
+}

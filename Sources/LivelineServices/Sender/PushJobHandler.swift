@@ -1,0 +1,258 @@
+import Foundation
+import Logging
+import LivelineAMQP
+import LivelineAPNs
+import LivelineCore
+import LivelineMessaging
+import LivelineStore
+
+/// Takes one delivery of the send queue to its end: decode, check, send, record the
+/// outcome (retry or dead letter confirmed, token deleted, trace committed), then ack.
+///
+/// When the outcome cannot be recorded (broker or store unavailable), the delivery is
+/// requeued rather than acked, so the job is never lost; the queue's delivery limit moves
+/// it to the DLQ if that keeps happening.
+struct PushJobHandler: Sendable {
+    let clients: APNsClientDirectory
+    let store: any SenderStore
+    let publisher: OutcomePublisher
+    let traces: TraceWriter
+    let backoff: TokenBackoff
+    let channels: ChannelKeeper
+    let metrics: SenderMetrics
+    let tiers: [LivelineTopology.RetryTier]
+    let logger: Logger
+
+    /// What the delivery's headers say about earlier attempts.
+    struct Attempt {
+        /// Attempts before this one.
+        var count: Int
+        var firstAt: EventTime
+        var now: EventTime
+    }
+
+    func handle(_ delivery: AMQPDelivery) async {
+        do {
+            try await process(delivery)
+            delivery.ack()
+        } catch {
+            metrics.recordFailed()
+            logger.error(
+                "could not record a push outcome; requeueing the job",
+                metadata: ["amqp.delivery_tag": "\(delivery.deliveryTag)", "error": "\(error)"]
+            )
+            delivery.nack(requeue: true)
+        }
+    }
+
+    private func process(_ delivery: AMQPDelivery) async throws {
+        let now = EventTime(Date())
+        let headers = delivery.properties.headers
+        let attempt = Attempt(
+            count: headers[SenderHeaders.attempt]?.intValue.map { Int(clamping: $0) } ?? 0,
+            firstAt: headers[SenderHeaders.firstAttemptAt]?.intValue.map { EventTime(millisecondsSince1970: $0) } ?? now,
+            now: now
+        )
+
+        let job: PushJob
+        do {
+            job = try JSONDecoder().decode(PushJob.self, from: delivery.body)
+        } catch {
+            try await deadLetter(
+                body: delivery.body, job: nil, attempt: attempt,
+                reason: .invalidEvent, message: "the message is not a push job: \(error)"
+            )
+            return
+        }
+
+        guard let client = clients.client(forBundle: job.bundleId) else {
+            // No credentials for this app here: a deployment problem, not a transient one,
+            // so on-call sees it in the DLQ and can replay once the app is configured.
+            try await deadLetter(
+                body: delivery.body, job: job, attempt: attempt,
+                reason: SenderDeadLetterReasons.unknownApp,
+                message: "this sender has no APNs credentials for bundle id \(job.bundleId)"
+            )
+            return
+        }
+
+        if case .device(let token, _) = job.target, let remaining = backoff.remaining(for: token) {
+            // Sending now would only earn another 429 and lengthen the device's throttle.
+            try await retry(
+                .deferral(attempt: attempt.count, tiers: tiers, wait: remaining), body: delivery.body,
+                messageID: delivery.properties.messageID, job: job, attempt: attempt,
+                reason: "token backing off after TooManyRequests, not sent"
+            )
+            return
+        }
+
+        var lastApplied: Int64?
+        if SendGate.needsLastApplied(job, attempt: attempt.count),
+            let lastEventAt = try await store.activity(id: job.activityId)?.lastEventAt
+        {
+            lastApplied = Int64((lastEventAt.timeIntervalSince1970 * 1000).rounded())
+        }
+        let gate = SendGate.decide(
+            job, nowMilliseconds: now.millisecondsSince1970, attempt: attempt.count, lastAppliedMilliseconds: lastApplied
+        )
+        if let dropReason = gate.dropReason {
+            metrics.dropped(reason: dropReason)
+            metrics.finished("dropped", reason: dropReason)
+            await traces.append([trace(job, .dropped, "\(dropReason): not sent (attempt \(attempt.count + 1))")])
+            return
+        }
+
+        let resolution = await send(job, via: client)
+        try await record(resolution, job: job, body: delivery.body, messageID: delivery.properties.messageID,
+                         attempt: attempt, client: client)
+    }
+
+    private func send(_ job: PushJob, via client: APNsClient) async -> SendResolution {
+        let priority: APNsPriority = job.priority == .high ? .high : .low
+        let started = ContinuousClock.now
+        defer {
+            let elapsed = (ContinuousClock.now - started).components
+            metrics.sent(durationNanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+        }
+        do throws(APNsError) {
+            switch job.target {
+            case .device(let token, _):
+                _ = try await client.send(
+                    APNsLiveActivityPush(
+                        deviceToken: token,
+                        payload: Array(job.payload),
+                        priority: priority,
+                        expiration: job.expiration.map { APNsExpiration.at(Date(timeIntervalSince1970: TimeInterval($0))) },
+                        apnsID: job.apnsId
+                    )
+                )
+            case .channel(let channelID):
+                // No apns-expiration: a channel without message storage refuses any value
+                // but 0, and the sender does not know the channel's policy.
+                _ = try await client.broadcast(
+                    APNsBroadcastPush(channelID: channelID, payload: Array(job.payload), priority: priority, requestID: job.apnsId)
+                )
+            }
+            return .delivered
+        } catch {
+            return SendResolution(error)
+        }
+    }
+
+    // MARK: Outcomes
+
+    private func record(
+        _ resolution: SendResolution, job: PushJob, body: Data, messageID: String?, attempt: Attempt, client: APNsClient
+    ) async throws {
+        switch resolution {
+        case .delivered:
+            if case .device(let token, _) = job.target { backoff.delivered(token) }
+            metrics.finished("delivered")
+            await traces.append([trace(job, .apnsOutcome, "delivered (200), attempt \(attempt.count + 1)")])
+            if job.isTerminal, case .channel(let channelID) = job.target {
+                await closeChannel(job: job, channelID: channelID, client: client)
+            }
+
+        case .tokenUnregistered(let unregisteredAt):
+            guard case .device(let token, _) = job.target else {
+                try await deadLetter(body: body, job: job, attempt: attempt, reason: .apns("Unregistered"),
+                                     message: "APNs answered 410 to a broadcast")
+                return
+            }
+            // Keeps a token the app registered again after APNs saw it go away.
+            let deleted = try await store.deleteToken(token, registeredBefore: unregisteredAt ?? attempt.now.date)
+            metrics.finished("unregistered", reason: "Unregistered")
+            await traces.append([trace(job, .apnsOutcome, "410 Unregistered; \(deleted) registration(s) of \(job.target.logDescription) deleted")])
+
+        case .tokenRejected(let reason):
+            if case .device(let token, _) = job.target {
+                _ = try await store.deleteToken(token)
+            }
+            try await deadLetter(body: body, job: job, attempt: attempt, reason: reason,
+                                 message: "APNs rejected \(job.target.logDescription) (\(reason)); the token was deleted")
+
+        case .throttled:
+            guard case .device(let token, _) = job.target else {
+                try await retry(.after(attempt: attempt.count, tiers: tiers), body: body, messageID: messageID,
+                                job: job, attempt: attempt, reason: "TooManyRequests")
+                return
+            }
+            let wait = backoff.throttled(token)
+            try await retry(.after(attempt: attempt.count, tiers: tiers, atLeast: wait), body: body, messageID: messageID,
+                            job: job, attempt: attempt, reason: "TooManyRequests")
+
+        case .retry(let reason):
+            try await retry(.after(attempt: attempt.count, tiers: tiers), body: body, messageID: messageID,
+                            job: job, attempt: attempt, reason: reason)
+
+        case .deadLetter(let reason, let message):
+            try await deadLetter(body: body, job: job, attempt: attempt, reason: reason, message: message)
+        }
+    }
+
+    private func retry(
+        _ plan: RetryPlan, body: Data, messageID: String?, job: PushJob, attempt: Attempt, reason: String
+    ) async throws {
+        switch plan {
+        case .tier(let tier, let nextAttempt):
+            async let traced: Void = traces.append([
+                trace(job, .apnsOutcome, "\(reason); attempt \(nextAttempt + 1) after tier \(tier.name)")
+            ])
+            try await publisher.retry(
+                body: body, messageID: messageID, tier: tier, attempt: nextAttempt, firstAttemptAt: attempt.firstAt
+            )
+            await traced
+            metrics.retried(tier: tier.name)
+            metrics.finished("retried", reason: tier.name)
+        case .exhausted(let attempts):
+            try await deadLetter(
+                body: body, job: job, attempt: Attempt(count: attempts - 1, firstAt: attempt.firstAt, now: attempt.now),
+                reason: .retriesExhausted, message: "still failing after \(attempts) attempts; last: \(reason)"
+            )
+        }
+    }
+
+    private func deadLetter(
+        body: Data, job: PushJob?, attempt: Attempt, reason: DeadLetterReason, message: String
+    ) async throws {
+        let letter = DeadLetter(
+            reason: reason, message: message, originalBody: body, attempts: attempt.count + 1,
+            firstAttemptAt: attempt.firstAt, lastAttemptAt: attempt.now,
+            domain: job?.domain, activityId: job?.activityId, eventId: job?.eventId, jobId: job?.jobId
+        )
+        async let traced: Void = traces.append(job.map { [trace($0, .deadLettered, "\(reason): \(message)")] } ?? [])
+        try await publisher.deadLetter(letter)
+        await traced
+        metrics.deadLettered(reason: reason.rawValue)
+        metrics.finished("dead-lettered", reason: reason.rawValue)
+        logger.notice(
+            "push dead-lettered",
+            metadata: [
+                "push.reason": "\(reason)",
+                "push.job_id": "\(job?.jobId ?? "-")",
+                "push.activity_id": "\(job?.activityId ?? "-")",
+                "push.target": "\(job?.target.logDescription ?? "-")",
+            ]
+        )
+    }
+
+    private func closeChannel(job: PushJob, channelID: String, client: APNsClient) async {
+        do {
+            try await channels.closeChannel(domain: job.domain, key: job.activityId, channelID: channelID, client: client)
+        } catch {
+            // The end was delivered; a channel left open only costs quota, so this is not
+            // worth retrying the push for. On-call sees it in the log.
+            logger.warning(
+                "could not delete the channel after its end",
+                metadata: ["push.activity_id": "\(job.activityId)", "error": "\(error)"]
+            )
+        }
+    }
+
+    private func trace(_ job: PushJob, _ kind: TraceEntry.Kind, _ detail: String) -> TraceEntry {
+        TraceEntry(
+            activityID: job.activityId, at: Date(), kind: kind,
+            detail: "job \(job.jobId.prefix(12)) event \(job.eventId) \(job.event.rawValue) to \(job.target.logDescription): \(detail)"
+        )
+    }
+}

@@ -1,0 +1,48 @@
+import LivelineCore
+
+/// The checks before a send: a job that is no longer worth sending is dropped and
+/// counted, never sent.
+public enum SendGate: Hashable, Sendable {
+    /// Send it.
+    case send
+    /// Its stale date passed: the device would show it as outdated anyway.
+    case expired
+    /// A newer event for the activity was already applied, so this retried update would
+    /// only roll the activity back.
+    case superseded
+
+    /// Why it was dropped, for metrics and traces.
+    public var dropReason: String? {
+        switch self {
+        case .send: nil
+        case .expired: "expired"
+        case .superseded: "superseded"
+        }
+    }
+
+    /// Decides for one job.
+    ///
+    /// Only updates are dropped: an end must arrive whatever its age (otherwise the
+    /// activity stays on screen), and a start has no earlier state to be stale against.
+    ///
+    /// - Parameters:
+    ///   - nowMilliseconds: the current Unix time in ms.
+    ///   - attempt: attempts before this one; superseding is only checked on retries,
+    ///     because a first send is as new as the translator made it.
+    ///   - lastAppliedMilliseconds: the activity's last applied event time in Unix ms,
+    ///     when known (only looked up on retries).
+    public static func decide(
+        _ job: PushJob, nowMilliseconds: Int64, attempt: Int, lastAppliedMilliseconds: Int64?
+    ) -> SendGate {
+        guard job.event == .update else { return .send }
+        if let expiration = job.expiration, expiration * 1000 <= nowMilliseconds { return .expired }
+        if attempt >= 1, let lastApplied = lastAppliedMilliseconds, lastApplied > job.sequence { return .superseded }
+        return .send
+    }
+
+    /// Whether ``decide(_:nowMilliseconds:attempt:lastAppliedMilliseconds:)`` needs the
+    /// activity's last applied time, so the store is read only when it matters.
+    public static func needsLastApplied(_ job: PushJob, attempt: Int) -> Bool {
+        job.event == .update && attempt >= 1
+    }
+}

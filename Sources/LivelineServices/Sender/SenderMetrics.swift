@@ -1,0 +1,64 @@
+import Metrics
+import Synchronization
+
+/// The sender's metrics (swift-metrics), created once so the hot path only increments.
+///
+/// - `liveline_sender_pushes_total{outcome, reason}`: every finished job.
+/// - `liveline_sender_send_duration_seconds`: APNs round trip of each send.
+/// - `liveline_sender_retries_total{tier}`: jobs sent to a retry tier.
+/// - `liveline_sender_dead_letters_total{reason}`: jobs dead-lettered.
+/// - `liveline_sender_dropped_total{reason}`: jobs dropped before sending (expired, superseded).
+/// - `liveline_sender_trace_failures_total`: trace entries whose commit failed.
+/// - `liveline_sender_record_failures_total`: jobs requeued because their outcome could not be recorded.
+final class SenderMetrics: Sendable {
+    private let delivered = Counter(label: "liveline_sender_pushes_total", dimensions: [("outcome", "delivered"), ("reason", "")])
+    private let sendDuration = Metrics.Timer(label: "liveline_sender_send_duration_seconds")
+    private let traceFailures = Counter(label: "liveline_sender_trace_failures_total")
+    private let recordFailures = Counter(label: "liveline_sender_record_failures_total")
+    // Rare outcomes: created on first use and cached, keyed by their dimensions.
+    private let counters = Mutex<[String: Counter]>([:])
+
+    init() {}
+
+    func sent(durationNanoseconds: Int64) {
+        sendDuration.recordNanoseconds(durationNanoseconds)
+    }
+
+    func finished(_ outcome: String, reason: String = "") {
+        if outcome == "delivered" {
+            delivered.increment()
+        } else {
+            counter("liveline_sender_pushes_total", [("outcome", outcome), ("reason", reason)]).increment()
+        }
+    }
+
+    func retried(tier: String) {
+        counter("liveline_sender_retries_total", [("tier", tier)]).increment()
+    }
+
+    func deadLettered(reason: String) {
+        counter("liveline_sender_dead_letters_total", [("reason", reason)]).increment()
+    }
+
+    func dropped(reason: String) {
+        counter("liveline_sender_dropped_total", [("reason", reason)]).increment()
+    }
+
+    func traceFailed(count: Int) {
+        traceFailures.increment(by: count)
+    }
+
+    func recordFailed() {
+        recordFailures.increment()
+    }
+
+    private func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {
+        let key = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
+        return counters.withLock { cache in
+            if let counter = cache[key] { return counter }
+            let counter = Counter(label: label, dimensions: dimensions)
+            cache[key] = counter
+            return counter
+        }
+    }
+}

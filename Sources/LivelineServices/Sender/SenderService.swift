@@ -1,0 +1,130 @@
+import Foundation
+import Logging
+import LivelineAMQP
+import LivelineAPNs
+import LivelineMessaging
+import ServiceLifecycle
+
+/// The sender: consumes push jobs from the send queue and delivers them to APNs, one
+/// ``APNsClient`` per app, recording every outcome before acking (DESIGN §5, §6).
+///
+/// ```swift
+/// let sender = SenderService(
+///     consuming: consumeConnection, publishing: publishConnection,
+///     clients: APNsClientDirectory([ridesClient, scoresClient]),
+///     store: store, settings: SenderSettings()
+/// )
+/// let group = ServiceGroup(services: [sender], gracefulShutdownSignals: [.sigterm], logger: logger)
+/// try await group.run()
+/// ```
+///
+/// On graceful shutdown it stops consuming (`basic.cancel`), finishes the sends in
+/// flight, records their outcomes, acks them and returns; deliveries still prefetched
+/// but not started are requeued by the broker when the caller closes the connection.
+/// The caller owns the connections, clients and store and closes them after `run()`.
+public final class SenderService: Service {
+    private let consuming: AMQPConnection
+    private let settings: SenderSettings
+    private let handler: PushJobHandler
+    private let traces: TraceWriter
+    private let logger: Logger
+
+    /// Creates a sender. Opens nothing: consuming starts in ``run()``.
+    ///
+    /// - Parameters:
+    ///   - consuming: the connection the send queue is consumed on.
+    ///   - publishing: a separate connection for retries and dead letters (confirms on a
+    ///     consuming connection would wait behind deliveries).
+    ///   - clients: the APNs client of every app served.
+    ///   - store: tokens, activities, channels and traces.
+    ///   - settings: queue names, prefetch, concurrency, back-off and trace batching.
+    ///   - logger: never receives a full device token or a secret.
+    public init(
+        consuming: AMQPConnection,
+        publishing: AMQPConnection,
+        clients: APNsClientDirectory,
+        store: any SenderStore,
+        settings: SenderSettings = SenderSettings(),
+        logger: Logger = Logger(label: "liveline.sender")
+    ) {
+        let metrics = SenderMetrics()
+        let traces = TraceWriter(
+            store: store, interval: settings.traceFlushInterval, batchSize: settings.traceBatchSize,
+            metrics: metrics, logger: logger
+        )
+        self.consuming = consuming
+        self.settings = settings
+        self.traces = traces
+        self.logger = logger
+        self.handler = PushJobHandler(
+            clients: clients,
+            store: store,
+            publisher: OutcomePublisher(connection: publishing, topology: settings.topology),
+            traces: traces,
+            backoff: TokenBackoff(initial: settings.throttleBackoff, maximum: settings.maximumThrottleBackoff),
+            channels: ChannelKeeper(store: store, logger: logger),
+            metrics: metrics,
+            tiers: settings.topology.retryTiers,
+            logger: logger
+        )
+    }
+
+    /// Declares the topology, consumes until graceful shutdown or cancellation, then
+    /// drains: every job taken from the queue is finished, recorded and acked before
+    /// this returns.
+    public func run() async throws {
+        try await consuming.declare(settings.topology.amqp)
+        let consumer = try await consuming.consume(queue: settings.topology.sendQueue, prefetch: settings.prefetch)
+        logger.info(
+            "sender consuming",
+            metadata: [
+                "amqp.queue": "\(settings.topology.sendQueue)",
+                "sender.prefetch": "\(settings.prefetch)",
+                "sender.in_flight": "\(settings.maximumSendsInFlight)",
+            ]
+        )
+        try await withThrowingTaskGroup(of: Void.self) { background in
+            background.addTask { await self.traces.run() }
+            await withTaskGroup(of: Void.self) { watcher in
+                watcher.addTask {
+                    // Graceful shutdown and task cancellation both end the consumer the
+                    // same way: basic.cancel, so the iteration ends and the drain begins.
+                    try? await gracefulShutdown()
+                    await consumer.cancel()
+                }
+                await sendAll(from: consumer)
+                watcher.cancelAll()
+            }
+            // Every handler awaited its own trace commit before acking, so stopping the
+            // ticker loses nothing.
+            traces.finish()
+            try await background.waitForAll()
+        }
+        logger.info("sender drained")
+    }
+
+    /// Runs one handler per delivery, at most `maximumSendsInFlight` at once, and waits
+    /// for all of them once the consumer ends.
+    private func sendAll(from consumer: AMQPConsumer) async {
+        let handler = self.handler
+        let limit = settings.maximumSendsInFlight
+        await withTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            do {
+                for try await delivery in consumer {
+                    if inFlight >= limit {
+                        _ = await group.next()
+                        inFlight -= 1
+                    }
+                    inFlight += 1
+                    group.addTask { await handler.handle(delivery) }
+                }
+            } catch {
+                // The broker cancelled the consumer (queue deleted) or the connection was
+                // closed under us: finish what is in flight, then report it.
+                logger.error("send queue consumer ended", metadata: ["error": "\(error)"])
+            }
+            await group.waitForAll()
+        }
+    }
+}

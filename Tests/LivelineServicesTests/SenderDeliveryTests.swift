@@ -1,0 +1,109 @@
+import APNsSimulator
+import Foundation
+import LivelineAMQP
+import LivelineCore
+import LivelineServices
+import LivelineStore
+import LivelineTestSupport
+import Testing
+
+/// Jobs that APNs takes: device pushes, broadcasts, several apps.
+@Suite struct SenderDeliveryTests {
+    @Test func deliversThePayloadBytesWithTheJobsHeaders() async throws {
+        try await withSender { harness in
+            let token = randomDeviceToken()
+            let high = makeJob(target: .device(token: token, kind: .update), priority: .high)
+            let lowToken = randomDeviceToken()
+            let low = makeJob(target: .device(token: lowToken, kind: .update), priority: .low)
+            try await harness.publish([high, low])
+
+            try await eventually("both delivered") {
+                harness.simulator.deliveries(toDevice: token).count == 1
+                    && harness.simulator.deliveries(toDevice: lowToken).count == 1
+            }
+            let delivery = try #require(harness.simulator.deliveries(toDevice: token).first)
+            #expect(delivery.payload == Array(high.payload))
+            #expect(delivery.priority == 10)
+            #expect(delivery.topic == "com.example.rides.push-type.liveactivity")
+            #expect(delivery.pushType == "liveactivity")
+            #expect(delivery.apnsID.lowercased() == high.apnsId.uuidString.lowercased())
+            #expect(delivery.headers["apns-expiration"] == high.expiration.map(String.init))
+            #expect(harness.simulator.deliveries(toDevice: lowToken).first?.priority == 5)
+
+            try await eventually("acked and traced") {
+                let trace = try await harness.store.trace(activityID: high.activityId, limit: 10)
+                return try await harness.messageCount(harness.topology.sendQueue) == 0
+                    && trace.contains { $0.kind == .apnsOutcome && $0.detail.contains("delivered") }
+            }
+            let trace = try await harness.store.trace(activityID: high.activityId, limit: 10)
+            #expect(!trace.contains { $0.detail.contains(token) }, "traces hold a token prefix only")
+            // Nothing is resent later.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(harness.simulator.deliveries(toDevice: token).count == 1)
+        }
+    }
+
+    @Test func oneSenderServesSeveralAppsAndDeadLettersUnknownOnes() async throws {
+        try await withSender(bundleIDs: ["com.example.rides", "com.example.scores"]) { harness in
+            let rideToken = randomDeviceToken()
+            let scoreToken = randomDeviceToken()
+            let strayToken = randomDeviceToken()
+            let stray = makeJob(target: .device(token: strayToken, kind: .update), bundleID: "com.example.unknown")
+            try await harness.publish([
+                makeJob(target: .device(token: rideToken, kind: .update), bundleID: "com.example.rides"),
+                makeJob(target: .device(token: scoreToken, kind: .update), bundleID: "com.example.scores"),
+                stray,
+            ])
+            try await eventually("both apps delivered") {
+                harness.simulator.deliveries(toDevice: rideToken).count == 1
+                    && harness.simulator.deliveries(toDevice: scoreToken).count == 1
+            }
+            #expect(harness.simulator.deliveries(toDevice: rideToken).first?.topic == "com.example.rides.push-type.liveactivity")
+            #expect(harness.simulator.deliveries(toDevice: scoreToken).first?.topic == "com.example.scores.push-type.liveactivity")
+
+            let (letter, headers) = try #require(try await harness.deadLetters(1).first)
+            #expect(letter.reason.rawValue == "unknown-app")
+            #expect(letter.jobId == stray.jobId)
+            #expect(headers["x-liveline-reason"]?.stringValue == "unknown-app")
+            #expect(harness.simulator.deliveries(toDevice: strayToken).isEmpty)
+        }
+    }
+
+    @Test func undecodableJobsAreDeadLetteredWithTheirBytes() async throws {
+        try await withSender { harness in
+            let body = Data(#"{"jobId":"x","not":"a push job"}"#.utf8)
+            try await harness.publish(raw: body)
+            let (letter, headers) = try #require(try await harness.deadLetters(1).first)
+            #expect(letter.reason == .invalidEvent)
+            #expect(letter.originalBody == body)
+            #expect(headers["x-liveline-reason"]?.stringValue == "invalid-event")
+        }
+    }
+
+    @Test func broadcastsToAChannelAndDeletesItAfterTheEnd() async throws {
+        try await withSender { harness in
+            let client = harness.client()
+            let keeper = ChannelKeeper(store: harness.store, logger: SenderBroker.logger)
+            let gameID = "game-\(UUID().uuidString.prefix(6))"
+            let channel = try await keeper.openChannel(domain: "ride", key: gameID, client: client)
+            // Opening again reuses the live channel.
+            #expect(try await keeper.openChannel(domain: "ride", key: gameID, client: client).channelID == channel.channelID)
+            #expect(harness.simulator.channelIDs(bundleID: "com.example.rides").contains(channel.channelID))
+
+            let update = makeJob(target: .channel(id: channel.channelID), activityID: gameID)
+            try await harness.publish([update])
+            try await eventually("broadcast delivered") {
+                harness.simulator.deliveries(toChannel: channel.channelID).count == 1
+            }
+            #expect(harness.simulator.deliveries(toChannel: channel.channelID).first?.payload == Array(update.payload))
+
+            let end = makeJob(target: .channel(id: channel.channelID), activityID: gameID, event: .end, expiration: nil, isTerminal: true)
+            try await harness.publish([end])
+            try await eventually("channel deleted after the end") {
+                try await harness.store.channel(domain: "ride", key: gameID)?.deletedAt != nil
+            }
+            #expect(harness.simulator.deliveries(toChannel: channel.channelID).count == 2)
+            #expect(!harness.simulator.channelIDs(bundleID: "com.example.rides").contains(channel.channelID))
+        }
+    }
+}

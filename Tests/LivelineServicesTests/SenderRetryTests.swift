@@ -1,0 +1,137 @@
+import APNsSimulator
+import Foundation
+import LivelineAMQP
+import LivelineCore
+import LivelineServices
+import LivelineStore
+import LivelineTestSupport
+import Testing
+
+/// Transient failures go through the TTL tiers; permanent ones and stale jobs never loop.
+@Suite struct SenderRetryTests {
+    @Test(arguments: [APNsSimulatorFault.internalServerError, .serviceUnavailable])
+    func transientFailureRetriesThroughATierThenSucceeds(fault: APNsSimulatorFault) async throws {
+        try await withSender { harness in
+            let token = randomDeviceToken()
+            harness.simulator.injectFault(fault, forDevice: token, times: 1)
+            let job = makeJob(target: .device(token: token, kind: .update))
+            let published = ContinuousClock.now
+            try await harness.publish([job])
+            try await eventually("delivered on the retry") {
+                harness.simulator.deliveries(toDevice: token).count == 1
+            }
+            #expect(ContinuousClock.now - published >= .milliseconds(900), "waited in the 1 s tier")
+            #expect(harness.simulator.deliveries(toDevice: token).first?.payload == Array(job.payload))
+            try await eventually("the retry and the delivery traced") {
+                let trace = try await harness.store.trace(activityID: job.activityId, limit: 10)
+                return trace.contains { $0.detail.contains("attempt 2 after tier") }
+                    && trace.contains { $0.detail.contains("delivered (200), attempt 2") }
+            }
+            #expect(try await harness.messageCount(harness.topology.deadQueue) == 0)
+        }
+    }
+
+    @Test func persistentFailureIsDeadLetteredAfterTheLastTier() async throws {
+        try await withSender { harness in
+            let token = randomDeviceToken()
+            harness.simulator.injectFault(.internalServerError, forDevice: token)
+            let job = makeJob(target: .device(token: token, kind: .update))
+            try await harness.publish([job])
+            let (letter, headers) = try #require(try await harness.deadLetters(1).first)
+            #expect(letter.reason == .retriesExhausted)
+            #expect(letter.attempts == 3, "the first send and one per tier")
+            #expect(letter.lastAttemptAt.millisecondsSince1970 - letter.firstAttemptAt.millisecondsSince1970 >= 1_900)
+            #expect(letter.message.contains("InternalServerError"))
+            #expect(headers["x-liveline-reason"]?.stringValue == "retries-exhausted")
+            #expect(harness.simulator.statistics.responsesByStatus[500] == 3)
+        }
+    }
+
+    @Test func throttledTokenBacksOffThenSucceeds() async throws {
+        // A back-off longer than the tiers: held-back jobs cycle through a tier unsent,
+        // without using up their attempts.
+        // 10 s leaves room for a loaded machine between the 429 and the second job.
+        try await withSender(settings: { $0.throttleBackoff = .seconds(10); $0.maximumThrottleBackoff = .seconds(10) }) { harness in
+            let token = randomDeviceToken()
+            let other = randomDeviceToken()
+            harness.simulator.injectFault(.tooManyRequests, forDevice: token, times: 1)
+            let first = makeJob(target: .device(token: token, kind: .update))
+            try await harness.publish([first])
+            // The trace line is written after the back-off is set: a safe point to go on from.
+            try await eventually("the sender handled the 429") {
+                try await harness.store.trace(activityID: first.activityId, limit: 10).contains {
+                    $0.detail.contains("TooManyRequests")
+                }
+            }
+            // While the token backs off, its next job waits in a tier without being sent;
+            // other tokens are not held back.
+            let second = makeJob(target: .device(token: token, kind: .update))
+            try await harness.publish([second, makeJob(target: .device(token: other, kind: .update))])
+            try await eventually(timeout: .seconds(5), "other token delivered at once") {
+                harness.simulator.deliveries(toDevice: other).count == 1
+            }
+            #expect(harness.simulator.deliveries(toDevice: token).isEmpty)
+            try await eventually(timeout: .seconds(60), "both jobs of the throttled token delivered after the back-off") {
+                harness.simulator.deliveries(toDevice: token).count == 2
+            }
+            #expect(harness.simulator.statistics.responsesByStatus[429] == 1, "never sent during the back-off")
+            #expect(try await harness.messageCount(harness.topology.deadQueue) == 0)
+            let trace = try await harness.store.trace(activityID: second.activityId, limit: 10)
+            #expect(trace.contains { $0.detail.contains("backing off") })
+        }
+    }
+
+    @Test func payloadTooLargeIsDeadLettered() async throws {
+        try await withSender { harness in
+            let token = randomDeviceToken()
+            let big = Data(#"{"aps":{"event":"update","content-state":{"blob":"\#(String(repeating: "x", count: 5_000))"}}}"#.utf8)
+            try await harness.publish([makeJob(target: .device(token: token, kind: .update), payload: big)])
+            let (letter, _) = try #require(try await harness.deadLetters(1).first)
+            #expect(letter.reason == .payloadTooLarge)
+            #expect(harness.simulator.statistics.responsesByStatus[413] == 1)
+        }
+    }
+
+    @Test func expiredUpdatesAreDroppedButEndsAreSent() async throws {
+        try await withSender { harness in
+            let token = randomDeviceToken()
+            let past = Int64(Date().timeIntervalSince1970) - 10
+            let stale = makeJob(target: .device(token: token, kind: .update), expiration: past)
+            let end = makeJob(target: .device(token: token, kind: .update), event: .end, expiration: past, isTerminal: true)
+            try await harness.publish([stale, end])
+            try await eventually("the end delivered") {
+                harness.simulator.deliveries(toDevice: token).count == 1
+            }
+            try await eventually("the stale update traced as dropped") {
+                try await harness.store.trace(activityID: stale.activityId, limit: 10).contains { $0.kind == .dropped }
+            }
+            #expect(harness.simulator.deliveries(toDevice: token).first?.payload == Array(end.payload))
+            #expect(try await harness.messageCount(harness.topology.deadQueue) == 0)
+            #expect(try await harness.messageCount(harness.topology.sendQueue) == 0)
+        }
+    }
+
+    @Test func retriedUpdateSupersededByANewerEventIsDropped() async throws {
+        try await withSender { harness in
+            let token = randomDeviceToken()
+            let activity = "r-sup-\(UUID().uuidString.prefix(6))"
+            let older = makeJob(target: .device(token: token, kind: .update), activityID: activity)
+            _ = try await harness.store.applyChanges([
+                ActivityChange(
+                    activityID: activity, domain: "ride", attributesType: "RideAttributes", userID: "u-1",
+                    contentState: "{}", eventTime: older.eventTime.date.addingTimeInterval(5)
+                )
+            ])
+            // As if it came back from a retry tier.
+            try await harness.publish([older], headers: [SenderHeaders.attempt: .int(1)])
+            try await eventually("dropped as superseded") {
+                try await harness.store.trace(activityID: activity, limit: 10).contains { $0.detail.contains("superseded") }
+            }
+            #expect(harness.simulator.deliveries(toDevice: token).isEmpty)
+            // A first send is not checked: the translator made it as new as it gets.
+            let fresh = makeJob(target: .device(token: token, kind: .update), activityID: activity)
+            try await harness.publish([fresh])
+            try await eventually("first send delivered") { harness.simulator.deliveries(toDevice: token).count == 1 }
+        }
+    }
+}
