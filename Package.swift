@@ -179,11 +179,17 @@ let package = Package(
         .target(
             name: "LivelineRuntime",
             dependencies: [
+                "LivelineModels",
+                "LivelineCore",
                 "LivelineAMQP",
                 "LivelineMessaging",
                 "LivelineStore",
                 "LivelineAPI",
+                "LivelineAPNs",
                 "APNsSimulator",
+                "LivelineProducer",
+                "LivelineServices",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -195,9 +201,12 @@ let package = Package(
             name: "liveline",
             dependencies: [
                 "LivelineRuntime",
+                "LivelineCore",
                 "LivelineAMQP",
                 "LivelineMessaging",
                 "LivelineAPI",
+                "LivelineAPNs",
+                "LivelineServices",
                 "APNsSimulator",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -268,7 +277,11 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
-        .testTarget(name: "LivelineRuntimeTests", dependencies: ["LivelineRuntime"], swiftSettings: strict),
+        .testTarget(
+            name: "LivelineRuntimeTests",
+            dependencies: ["LivelineRuntime", "LivelineAMQP", "LivelineTestSupport"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "LivelineStoreTests",
             dependencies: [

@@ -10,7 +10,10 @@ struct Liveline: AsyncParsableCommand {
             Settings come from LIVELINE_* environment variables and an optional JSON file \
             (--config); see the README's configuration reference.
             """,
-        subcommands: [APICommand.self, APNsSimulatorCommand.self, TopologyCommand.self]
+        subcommands: [
+            RunCommand.self, TranslatorCommand.self, SenderCommand.self, APICommand.self, APNsSimulatorCommand.self,
+            TopologyCommand.self,
+        ]
     )
 }
 

@@ -1,0 +1,184 @@
+import APNsSimulator
+import Crypto
+import Foundation
+import LivelineAMQP
+import LivelineAPNs
+import LivelineMessaging
+import LivelineModels
+import LivelineProducer
+import LivelineServices
+import LivelineStore
+import Logging
+import ServiceLifecycle
+
+/// Liveline end to end on one machine: domain events go through RabbitMQ, the translator,
+/// the sender and real HTTP/2 + TLS into the APNs simulator, which verifies every provider
+/// token's ES256 signature and records what each simulated device received.
+///
+/// It uses its own exchange and queue names (`quickstart.<run>.…`) and removes them at the
+/// end, so it never touches a deployment's queues on the same broker.
+public struct Quickstart: Sendable {
+    public var amqp: AMQPConfiguration
+    public var storePath: String
+    public var timeout: Duration
+    public var bundleID = "com.example.liveline"
+
+    public init(amqp: AMQPConfiguration, storePath: String, timeout: Duration = .seconds(60)) {
+        self.amqp = amqp
+        self.storePath = storePath
+        self.timeout = timeout
+    }
+
+    /// A simulated iPhone: who owns it and what Liveline pushed to it.
+    public struct Device: Sendable {
+        public var label: String
+        public var token: String
+        public var deliveries: [APNsSimulatorDelivery]
+    }
+
+    /// What happened, for printing and for tests.
+    public struct Report: Sendable, CustomStringConvertible {
+        public var devices: [Device]
+        public var deadLetterReasons: [String: Int]
+        /// Every device got its pushes, ending with `end`, and the bad event was dead-lettered.
+        public var succeeded: Bool
+
+        public var description: String {
+            var lines = ["", "What each simulated device received (through RabbitMQ → translator → sender → APNs simulator):"]
+            for device in devices {
+                lines.append("")
+                lines.append("  \(device.label) — token \(device.token.prefix(8))… — \(device.deliveries.count) push(es)")
+                for delivery in device.deliveries { lines.append("    " + Self.summary(of: delivery)) }
+            }
+            lines.append("")
+            let reasons = deadLetterReasons.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+            lines.append("  dead-letter queue: \(reasons.isEmpty ? "empty" : reasons.joined(separator: ", "))")
+            lines.append("")
+            lines.append(succeeded ? "OK: every activity was started or updated and ended, and the bad event was dead-lettered." : "FAILED: see above.")
+            return lines.joined(separator: "\n")
+        }
+
+        static func summary(of delivery: APNsSimulatorDelivery) -> String {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(delivery.payload)) as? [String: Any],
+                let aps = object["aps"] as? [String: Any]
+            else { return "(unreadable payload)" }
+            let event = aps["event"] as? String ?? "?"
+            let state = aps["content-state"] as? [String: Any] ?? [:]
+            let status = (state["status"] ?? state["currentStep"]).map { "\($0)" } ?? ""
+            var text = "\(event.padding(toLength: 6, withPad: " ", startingAt: 0)) priority \(delivery.priority)  \(status)"
+            if let alert = aps["alert"] as? [String: Any], let title = alert["title"] as? String {
+                text += "  alert “\(title)”"
+            }
+            if aps["dismissal-date"] != nil { text += "  (dismissal-date set)" }
+            return text
+        }
+    }
+
+    public func run(logger: Logger) async throws -> Report {
+        let id = UUID().uuidString.prefix(8).lowercased()
+        var topology = LivelineTopology()
+        let prefix = "quickstart.\(id)"
+        topology.eventsExchange = "\(prefix).events"
+        topology.translateQueue = "\(prefix).translate"
+        topology.pushExchange = "\(prefix).push"
+        topology.sendQueue = "\(prefix).send"
+        topology.retryExchange = "\(prefix).retry"
+        topology.deadExchange = "\(prefix).dead"
+        topology.deadQueue = "\(prefix).dead"
+        topology.retryTiers = [.init(name: "2s", delay: .seconds(2))]
+
+        try? FileManager.default.removeItem(atPath: storePath)
+        try FileManager.default.createDirectory(
+            at: URL(fileURLWithPath: storePath).deletingLastPathComponent(), withIntermediateDirectories: true)
+        let store = try SQLiteLivelineStore(configuration: .init(path: storePath))
+
+        // An ephemeral provider key the simulator trusts, so every JWT's signature is checked.
+        let key = P256.Signing.PrivateKey()
+        let credentials = (team: "LIVELINE01", keyID: "QUICKSTART")
+        let simulator = try APNsSimulator(
+            configuration: .init(
+                port: 0, startWithOneStream: true,
+                trustedKeys: [.init(keyID: credentials.keyID, teamID: credentials.team, publicKeyPEM: key.publicKey.pemRepresentation)]))
+        let port = try await simulator.start()
+        let client = try APNsClient(
+            configuration: .init(
+                bundleID: bundleID, teamID: credentials.team, keyID: credentials.keyID, privateKeyPEM: key.pemRepresentation,
+                endpoint: APNsEndpoint(host: "127.0.0.1", port: port, trust: .pem(simulator.certificatePEM))),
+            logger: logger)
+
+        var connection = amqp
+        func connect(_ name: String) async throws -> AMQPConnection {
+            connection.connectionName = "quickstart-\(name)"
+            return try await AMQPConnection.connect(connection, logger: logger)
+        }
+        let translatorIn = try await connect("translator-in")
+        let translatorOut = try await connect("translator-out")
+        let senderIn = try await connect("sender-in")
+        let senderOut = try await connect("sender-out")
+        let producer = try await connect("producer")
+        try await producer.declare(topology.amqp)
+
+        let scenario = DemoScenario(userSuffix: String(id))
+        try await scenario.registerDevices(in: store)
+
+        let translator = TranslatorService(
+            consumer: translatorIn, publisher: translatorOut, store: store,
+            translator: .init(configuration: .standard(bundleId: bundleID)), topology: topology, logger: logger)
+        let sender = SenderService(
+            consuming: senderIn, publishing: senderOut, clients: APNsClientDirectory([client]), store: store,
+            settings: SenderSettings(topology: topology), logger: logger)
+        let group = ServiceGroup(services: [translator, sender], logger: logger)
+
+        let report = try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let publisher = EventPublisher(connection: producer, source: "//quickstart.liveline", topology: topology)
+            try await scenario.publish(with: publisher, badEventTo: topology.eventsExchange)
+
+            let deadline = ContinuousClock.now + timeout
+            var report = try await currentReport(scenario, simulator, producer, topology)
+            while !report.succeeded, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+                report = try await currentReport(scenario, simulator, producer, topology)
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            return try await currentReport(scenario, simulator, producer, topology, readDeadLetters: true)
+        }
+
+        for queue in topology.amqp.queues { try? await producer.delete(queue: queue.name) }
+        for exchange in topology.amqp.exchanges { try? await producer.delete(exchange: exchange.name) }
+        for connection in [translatorIn, translatorOut, senderIn, senderOut, producer] { await connection.close() }
+        await client.shutdown()
+        try await simulator.stop()
+        return report
+    }
+
+    private func currentReport(
+        _ scenario: DemoScenario, _ simulator: APNsSimulator, _ broker: AMQPConnection, _ topology: LivelineTopology,
+        readDeadLetters: Bool = false
+    ) async throws -> Report {
+        let devices = scenario.devices.map {
+            Device(label: $0.label, token: $0.token, deliveries: simulator.deliveries(toDevice: $0.token))
+        }
+        let dead = try await broker.messageCount(queue: topology.deadQueue)
+        let finished = devices.allSatisfy { device in
+            device.deliveries.contains {
+                $0.payloadString.contains(#""event":"end""#) || $0.payloadString.contains(#""event":"start""#)
+            }
+        }
+        var reasons: [String: Int] = [:]
+        if readDeadLetters, dead > 0 {
+            // Read the reasons the workers wrote, then close the channel so the letters stay queued.
+            let consumer = try await broker.consume(queue: topology.deadQueue, prefetch: UInt16(min(dead, 1000)))
+            var iterator = consumer.makeAsyncIterator()
+            for _ in 0..<dead {
+                guard let letter = try await iterator.next() else { break }
+                let reason = letter.properties.headers["x-liveline-reason"]?.stringValue
+                    ?? letter.deaths.first.map { "broker: \($0.reason)" } ?? "unknown"
+                reasons[reason, default: 0] += 1
+            }
+            await consumer.close()
+        }
+        return Report(devices: devices, deadLetterReasons: reasons, succeeded: finished && dead >= 1)
+    }
+}

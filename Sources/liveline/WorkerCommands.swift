@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import LivelineAMQP
+import LivelineAPNs
+import LivelineCore
+import LivelineMessaging
+import LivelineRuntime
+import LivelineServices
+import Logging
+import ServiceLifecycle
+
+/// `liveline translator`: domain events in, push jobs out.
+struct TranslatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "translator",
+        abstract: "Consume liveline.translate and publish ActivityKit push jobs (scale out by running more)."
+    )
+
+    @OptionGroup var options: CommonOptions
+
+    func run() async throws {
+        let logger = makeLogger("liveline.translator", level: options.logLevel)
+        let config = try await LivelineSettings.reader(file: options.config)
+        let settings = try LivelineSettings(config: config)
+        let workers = try WorkerSettings(config: config)
+        let topology = LivelineTopology()
+        try await settings.store.withStore(logger: logger) { store in
+            let consumer = try await connect(settings.amqp, as: "translator-in", logger: logger)
+            let publisher = try await connect(settings.amqp, as: "translator-out", logger: logger)
+            try await publisher.declare(topology.amqp)
+            let service = TranslatorService(
+                consumer: consumer, publisher: publisher, store: store,
+                translator: Translator(configuration: workers.translator), topology: topology, logger: logger)
+            try await runUntilSignalled([service], logger: logger)
+            await consumer.close()
+            await publisher.close()
+        }
+    }
+}
+
+/// `liveline sender`: push jobs in, APNs requests out.
+struct SenderCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sender",
+        abstract: "Consume liveline.send and push to APNs over HTTP/2 (scale out by running more)."
+    )
+
+    @OptionGroup var options: CommonOptions
+
+    func run() async throws {
+        let logger = makeLogger("liveline.sender", level: options.logLevel)
+        let config = try await LivelineSettings.reader(file: options.config)
+        let settings = try LivelineSettings(config: config)
+        let workers = try WorkerSettings(config: config)
+        guard let credentials = workers.credentials else {
+            throw ValidationError(
+                "set LIVELINE_APNS_TEAM_ID, LIVELINE_APNS_KEY_ID and LIVELINE_APNS_KEY_FILE (the .p8 key) to send to APNs")
+        }
+        let clients = try workers.clientConfigurations(credentials: credentials).map {
+            try APNsClient(configuration: $0, logger: logger)
+        }
+        try await settings.store.withStore(logger: logger) { store in
+            let consuming = try await connect(settings.amqp, as: "sender-in", logger: logger)
+            let publishing = try await connect(settings.amqp, as: "sender-out", logger: logger)
+            try await publishing.declare(LivelineTopology().amqp)
+            let service = SenderService(
+                consuming: consuming, publishing: publishing, clients: APNsClientDirectory(clients), store: store,
+                logger: logger)
+            try await runUntilSignalled([service], logger: logger)
+            await consuming.close()
+            await publishing.close()
+        }
+        for client in clients { await client.shutdown() }
+    }
+}
+
+/// `liveline run`: the whole pipeline on this machine with demo producers and the simulator.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run Liveline end to end on this machine: demo events → translator → sender → APNs simulator.",
+        discussion: "Needs a RabbitMQ (LIVELINE_AMQP_URL, default the local one scripts/run starts). Stores state in SQLite."
+    )
+
+    @OptionGroup var options: CommonOptions
+    @Option(help: "SQLite file for this run (recreated).") var store = ".liveline/quickstart.sqlite"
+    @Option(help: "Seconds to wait for every push.") var timeout = 60
+
+    func run() async throws {
+        var logger = makeLogger("liveline.run", level: options.logLevel)
+        logger.logLevel = max(logger.logLevel, .notice)
+        let settings = try await LivelineSettings.load(file: options.config)
+        print("Liveline quickstart: broker \(settings.amqp), store sqlite:\(store), APNs simulator on loopback (HTTP/2 + TLS)")
+        let report = try await Quickstart(amqp: settings.amqp, storePath: store, timeout: .seconds(timeout))
+            .run(logger: logger)
+        print(report)
+        if !report.succeeded { throw ExitCode.failure }
+    }
+}
+
+func connect(_ configuration: AMQPConfiguration, as name: String, logger: Logger) async throws -> AMQPConnection {
+    var configuration = configuration
+    configuration.connectionName = "liveline-\(name)"
+    return try await AMQPConnection.connect(configuration, logger: logger)
+}
+
+func runUntilSignalled(_ services: [any Service], logger: Logger) async throws {
+    let group = ServiceGroup(
+        configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+    try await group.run()
+}

@@ -1,0 +1,41 @@
+import Foundation
+import LivelineAMQP
+import LivelineRuntime
+import LivelineTestSupport
+import Testing
+
+/// `liveline run` end to end: real RabbitMQ, SQLite, translator, sender and the APNs
+/// simulator over HTTP/2 + TLS with signature checks. No part is faked.
+@Suite(.timeLimit(.minutes(2)))
+struct QuickstartTests {
+    @Test func everyDeviceGetsItsPushesInOrderAndTheBadEventIsDeadLettered() async throws {
+        try await withBroker {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("quickstart-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let report = try await Quickstart(
+                amqp: try Broker.configuration(), storePath: directory.appendingPathComponent("q.sqlite").path,
+                timeout: .seconds(60)
+            ).run(logger: Broker.logger)
+
+            #expect(report.succeeded, "\(report)")
+            func events(_ index: Int) -> [String] {
+                report.devices[index].deliveries.compactMap { delivery in
+                    let object = try? JSONSerialization.jsonObject(with: Data(delivery.payload)) as? [String: Any]
+                    let aps = object?["aps"] as? [String: Any]
+                    let state = aps?["content-state"] as? [String: Any]
+                    return "\(aps?["event"] ?? "?"):\(state?["status"] ?? state?["currentStep"] ?? "?"):\(delivery.priority)"
+                }
+            }
+            let ride = [
+                "update:driverAssigned:5", "update:driverEnRoute:5", "update:driverArrived:10", "update:inProgress:5",
+                "end:completed:10",
+            ]
+            #expect(events(0) == ride)
+            #expect(events(1) == ride, "every device of the user gets the same pushes")
+            #expect(events(2) == ["update:confirmed:5", "update:pickedUp:10", "update:delivering:5", "end:delivered:10"])
+            #expect(events(3) == ["start:live:10"])
+            #expect(report.deadLetterReasons == ["invalid-event": 1])
+            #expect(report.devices.allSatisfy { $0.deliveries.allSatisfy { $0.pushType == "liveactivity" } })
+        }
+    }
+}
