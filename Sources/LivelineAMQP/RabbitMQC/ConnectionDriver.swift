@@ -360,10 +360,15 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         let reply = liveline_amqp_login(
             connection, configuration.virtualHost, 0, 131_072, Int32(configuration.heartbeat.seconds.rounded()),
             &properties, configuration.username, configuration.password)
+        // A broker that does not honour authentication_failure_close refuses credentials by
+        // closing the socket; a timeout is not a refusal and stays retriable.
+        let closedOnLogin =
+            reply.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION
+            && reply.library_error == AMQP_STATUS_CONNECTION_CLOSED.rawValue
         do {
             try check(reply: reply, channel: 0, "login")
         } catch {
-            if error.replyCode == .accessRefused || error.code == .connectionLost {
+            if error.replyCode == .accessRefused || closedOnLogin {
                 throw AMQPError(
                     .authenticationFailed, replyCode: error.replyCode,
                     "the broker refused user \(configuration.username) on vhost \(configuration.virtualHost): \(error.message)")

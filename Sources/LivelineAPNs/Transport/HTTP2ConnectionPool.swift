@@ -173,17 +173,28 @@ final class HTTP2ConnectionPool: Sendable {
         if actions.handOffs.isEmpty && actions.fail.isEmpty && actions.close.isEmpty && actions.startConnection == nil {
             return
         }
-        let (resumes, failures, closing) = state.withLockedValue { state in
+        let (resumes, lost, failures, closing) = state.withLockedValue { state in
+            // The machine's hand-off and this lookup are two critical sections, so the
+            // connection can close in between; the request was not sent, so its caller gets a
+            // retriable error instead of a connection that is gone.
+            var lost: [CheckedContinuation<HTTP2Connection, any Error>] = []
             let resumes = actions.handOffs.compactMap { handOff -> (CheckedContinuation<HTTP2Connection, any Error>, HTTP2Connection)? in
                 guard let continuation = state.waiters.removeValue(forKey: handOff.waiter) else { return nil }
-                return (continuation, state.connections[handOff.connection]!)
+                guard let connection = state.connections[handOff.connection] else {
+                    lost.append(continuation)
+                    return nil
+                }
+                return (continuation, connection)
             }
             let failures = actions.fail.compactMap { state.waiters.removeValue(forKey: $0) }
             let closing = actions.close.compactMap { state.connections[$0] }
-            return (resumes, failures, closing)
+            return (resumes, lost, failures, closing)
         }
         for (continuation, connection) in resumes {
             continuation.resume(returning: connection)
+        }
+        for continuation in lost {
+            continuation.resume(throwing: ConnectError())
         }
         for continuation in failures {
             continuation.resume(throwing: state.withLockedValue { $0.machine.isShutdown } ? ShutdownError() : ConnectError())

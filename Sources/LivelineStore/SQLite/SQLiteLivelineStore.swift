@@ -18,8 +18,23 @@ public final class SQLiteLivelineStore: ActivityStore {
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
         }
-        pool = try DatabasePool(path: configuration.path, configuration: config)
+        pool = try Self.open(path: configuration.path, configuration: config, busyTimeout: configuration.busyTimeout)
         try pool.writeWithoutTransaction { db in try SQLiteSchema.migrate(db) }
+    }
+
+    /// Opens the pool, waiting while another process holds the file: switching a new file to
+    /// WAL needs an exclusive lock, and SQLite's busy timeout does not cover that pragma.
+    private static func open(path: String, configuration: Configuration, busyTimeout: TimeInterval) throws
+        -> DatabasePool
+    {
+        let deadline = Date().addingTimeInterval(busyTimeout)
+        while true {
+            do {
+                return try DatabasePool(path: path, configuration: configuration)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
     }
 
     /// The applied schema version.
