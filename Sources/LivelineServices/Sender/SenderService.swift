@@ -108,6 +108,7 @@ public final class SenderService: Service {
     private func sendAll(from consumer: AMQPConsumer) async {
         let handler = self.handler
         let limit = settings.maximumSendsInFlight
+        let lanes = ActivityLanes()
         await withTaskGroup(of: Void.self) { group in
             var inFlight = 0
             do {
@@ -117,7 +118,9 @@ public final class SenderService: Service {
                         inFlight -= 1
                     }
                     inFlight += 1
-                    group.addTask { await handler.handle(delivery) }
+                    // One activity's jobs go out in queue order; others run beside them.
+                    let activity = delivery.properties.headers[SenderHeaders.activity]?.stringValue
+                    group.addTask { await lanes.run(activity: activity) { await handler.handle(delivery) } }
                 }
             } catch {
                 // The broker cancelled the consumer (queue deleted) or the connection was
