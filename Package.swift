@@ -173,6 +173,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The composition root: settings and the wiring of every service. Executables stay thin.

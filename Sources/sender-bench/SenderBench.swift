@@ -1,4 +1,5 @@
 import APNsSimulator
+import Crypto
 import Foundation
 import LivelineAMQP
 import LivelineAPNs
@@ -14,20 +15,10 @@ import ServiceLifecycle
 /// delivering them to an in-process `APNsSimulator`. Prints figures; asserts nothing.
 @main
 struct SenderBench {
-    /// A throwaway key for the simulator (not a secret: it signs nothing real).
-    static let privateKeyPEM = """
-        -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgDxgdYtpKAG3a6C1S
-        pjTEgxtagHD4CgpOEoFEqf/COtKhRANCAAR+Wlm0eGwgHMdFkqMJ9vSBFtd5qHIo
-        UrJXXTnZzFXfrNVUCEL5EIXBru6ufiYG6/EBP4kPmm4aFkZY96pv2dW4
-        -----END PRIVATE KEY-----
-        """
-    static let publicKeyPEM = """
-        -----BEGIN PUBLIC KEY-----
-        MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEflpZtHhsIBzHRZKjCfb0gRbXeahy
-        KFKyV1052cxV36zVVAhC+RCFwa7urn4mBuvxAT+JD5puGhZGWPeqb9nVuA==
-        -----END PUBLIC KEY-----
-        """
+    /// A key made for this run; the simulator trusts its public half.
+    static let key = P256.Signing.PrivateKey()
+    static var privateKeyPEM: String { key.pemRepresentation }
+    static var publicKeyPEM: String { key.publicKey.pemRepresentation }
     static let bundleID = "com.example.rides"
 
     static func main() async throws {

@@ -1,4 +1,5 @@
 import APNsSimulator
+import Crypto
 import Foundation
 import LivelineAMQP
 import LivelineAPNs
@@ -24,19 +25,10 @@ enum SenderBroker {
 enum SenderTestKey {
     static let teamID = "TEAMSENDER"
     static let keyID = "KEYSENDER1"
-    static let privateKeyPEM = """
-        -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgDxgdYtpKAG3a6C1S
-        pjTEgxtagHD4CgpOEoFEqf/COtKhRANCAAR+Wlm0eGwgHMdFkqMJ9vSBFtd5qHIo
-        UrJXXTnZzFXfrNVUCEL5EIXBru6ufiYG6/EBP4kPmm4aFkZY96pv2dW4
-        -----END PRIVATE KEY-----
-        """
-    static let publicKeyPEM = """
-        -----BEGIN PUBLIC KEY-----
-        MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEflpZtHhsIBzHRZKjCfb0gRbXeahy
-        KFKyV1052cxV36zVVAhC+RCFwa7urn4mBuvxAT+JD5puGhZGWPeqb9nVuA==
-        -----END PUBLIC KEY-----
-        """
+    /// Made once per test run: nothing signed with it is real, and no key sits in the repo.
+    static let key = P256.Signing.PrivateKey()
+    static var privateKeyPEM: String { key.pemRepresentation }
+    static var publicKeyPEM: String { key.publicKey.pemRepresentation }
     static var trusted: APNsSimulatorConfiguration.TrustedKey {
         .init(keyID: keyID, teamID: teamID, publicKeyPEM: publicKeyPEM)
     }

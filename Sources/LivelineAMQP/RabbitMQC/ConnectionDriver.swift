@@ -110,12 +110,11 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     /// short interval anyway (see `sleep`), so acks made within that interval go out as one
     /// `multiple` ack instead of one frame and one wake-up each.
     func settle(_ settlement: Settlement) {
-        let accepted = mailbox.withLock { box in
-            guard !box.finished else { return false }
+        mailbox.withLock { box in
+            // After close there is nothing to settle: the broker has requeued the delivery.
+            guard !box.finished else { return }
             box.commands.append(.settle(settlement))
-            return true
         }
-        _ = accepted  // after close the broker requeues it anyway
     }
 
     func requestClose(grace: Duration, _ continuation: CheckedContinuation<Void, Never>) {
