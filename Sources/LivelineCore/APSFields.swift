@@ -1,3 +1,5 @@
+import Foundation
+
 /// The `aps` members of a Live Activity push other than `content-state` and
 /// `attributes`, which are encoded by the domain's model types.
 struct APSFields: Hashable, Sendable {
@@ -17,46 +19,63 @@ struct APSFields: Hashable, Sendable {
 }
 
 /// An alert after its template was filled in.
-struct RenderedAlert: Hashable, Sendable, Encodable {
+struct RenderedAlert: Hashable, Sendable {
     var title: String
     var body: String
     var sound: String?
 }
 
-/// The JSON body of a Live Activity push, generic over the model types so that
-/// `content-state` and `attributes` are encoded by the domain's own `Codable`.
-struct LiveActivityPayload<State: Encodable, Attributes: Encodable>: Encodable {
-    var fields: APSFields
-    var contentState: State
-    var attributes: Attributes?
-
-    private enum RootKeys: String, CodingKey { case aps }
-    private enum APSKeys: String, CodingKey {
-        case timestamp, event, alert, attributes
-        case contentState = "content-state"
-        case staleDate = "stale-date"
-        case relevanceScore = "relevance-score"
-        case dismissalDate = "dismissal-date"
-        case attributesType = "attributes-type"
-        case inputPushToken = "input-push-token"
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var root = encoder.container(keyedBy: RootKeys.self)
-        var aps = root.nestedContainer(keyedBy: APSKeys.self, forKey: .aps)
-        try aps.encode(fields.timestamp, forKey: .timestamp)
-        try aps.encode(fields.event, forKey: .event)
-        try aps.encode(contentState, forKey: .contentState)
-        try aps.encodeIfPresent(fields.staleDate, forKey: .staleDate)
-        try aps.encodeIfPresent(fields.relevanceScore, forKey: .relevanceScore)
-        try aps.encodeIfPresent(fields.dismissalDate, forKey: .dismissalDate)
-        try aps.encodeIfPresent(fields.alert, forKey: .alert)
-        if fields.event == .start {
-            try aps.encodeIfPresent(fields.attributesType, forKey: .attributesType)
-            try aps.encodeIfPresent(attributes, forKey: .attributes)
+extension APSFields {
+    /// The whole push body, `{"aps":{…}}`, keys sorted as ``CanonicalJSON`` sorts them.
+    ///
+    /// `contentState` and `attributes` must already be canonical (what the domain's
+    /// model encodes to: see ``ContentStateContract``); they are written as they are.
+    func payload(contentState: JSONValue, attributes: JSONValue?) -> Data {
+        var writer = JSONWriter()
+        writer.raw(#"{"aps":{"#)
+        if let alert {
+            writer.raw(#""alert":{"body":"#)
+            writer.string(alert.body)
+            if let sound = alert.sound {
+                writer.raw(#","sound":"#)
+                writer.string(sound)
+            }
+            writer.raw(#","title":"#)
+            writer.string(alert.title)
+            writer.raw("},")
         }
-        if fields.inputPushToken {
-            try aps.encode(1, forKey: .inputPushToken)
+        if event == .start {
+            if let attributes {
+                writer.key("attributes")
+                writer.value(attributes)
+                writer.raw(",")
+            }
+            if let attributesType {
+                writer.key("attributes-type")
+                writer.string(attributesType)
+                writer.raw(",")
+            }
         }
+        writer.key("content-state")
+        writer.value(contentState)
+        if let dismissalDate {
+            writer.raw(#","dismissal-date":"#)
+            writer.integer(dismissalDate)
+        }
+        writer.raw(#","event":"#)
+        writer.string(event.rawValue)
+        if inputPushToken { writer.raw(#","input-push-token":1"#) }
+        if let relevanceScore {
+            writer.raw(#","relevance-score":"#)
+            writer.double(relevanceScore)
+        }
+        if let staleDate {
+            writer.raw(#","stale-date":"#)
+            writer.integer(staleDate)
+        }
+        writer.raw(#","timestamp":"#)
+        writer.integer(timestamp)
+        writer.raw("}}")
+        return writer.data
     }
 }

@@ -1,8 +1,11 @@
 import Foundation
 
 /// What a domain promises about its `content-state` and attributes: how to find the
-/// status, how to validate and canonicalize producer JSON, and how to encode a push
-/// so the content-state goes through the domain's own `Codable`.
+/// status, and how to validate producer JSON and make it canonical.
+///
+/// Canonical JSON is what goes into every payload and into the store, written by
+/// ``JSONWriter`` with sorted keys; for typed domains it is exactly the model's own
+/// `Codable` encoding, checked to decode back, so the app decodes every push it gets.
 protocol ContentStateContract: Sendable {
     /// Statuses the model can represent, or nil when the domain configuration lists them.
     var modelStatuses: Set<String>? { get }
@@ -13,10 +16,6 @@ protocol ContentStateContract: Sendable {
     func canonicalContentState(_ value: JSONValue, domain: String) throws(EventError) -> JSONValue
     /// Validates attributes and returns their canonical JSON.
     func canonicalAttributes(_ value: JSONValue, domain: String) throws(EventError) -> JSONValue
-    /// Encodes the whole push payload with sorted keys.
-    func encodePayload(_ fields: APSFields, contentState: JSONValue, attributes: JSONValue?) throws -> Data
-    /// Whether the payload's `aps.content-state` decodes back into the model.
-    func contentStateRoundTrips(in payload: Data) -> Bool
 }
 
 /// The contract of a domain with Swift model types (ride, delivery, score).
@@ -39,7 +38,7 @@ struct ModelContract<Attributes: Codable & Sendable, State: Codable & Sendable>:
 
     func canonicalContentState(_ value: JSONValue, domain: String) throws(EventError) -> JSONValue {
         do {
-            return try JSONValue.from(model: value.decode(as: State.self))
+            return try ModelCanonicalForm.of(value, as: State.self)
         } catch {
             throw .contentStateMismatch(domain: domain, detail: ModelDecoding.describe(error))
         }
@@ -47,22 +46,37 @@ struct ModelContract<Attributes: Codable & Sendable, State: Codable & Sendable>:
 
     func canonicalAttributes(_ value: JSONValue, domain: String) throws(EventError) -> JSONValue {
         do {
-            return try JSONValue.from(model: value.decode(as: Attributes.self))
+            return try ModelCanonicalForm.of(value, as: Attributes.self)
         } catch {
             throw .attributesMismatch(domain: domain, detail: ModelDecoding.describe(error))
         }
     }
+}
 
-    func encodePayload(_ fields: APSFields, contentState: JSONValue, attributes: JSONValue?) throws -> Data {
-        // Decode into the model and let the model encode itself: the content-state
-        // bytes come from the same Codable the app decodes with.
-        let state = try contentState.decode(as: State.self)
-        let model = try attributes.map { try $0.decode(as: Attributes.self) }
-        return try CanonicalJSON.encoder().encode(LiveActivityPayload(fields: fields, contentState: state, attributes: model))
+/// A model type's canonical JSON for a value.
+enum ModelCanonicalForm {
+    /// Decodes `value` into the model with the default `JSONDecoder` (as ActivityKit
+    /// does) and encodes the model again: unknown keys go, dates and ranges take the
+    /// model's form. Throws when the value does not decode, or when the model's own
+    /// encoding does not decode back.
+    ///
+    /// A value that already is canonical (the Swift producer library sends it so) costs
+    /// one decode and one encode: its first decode is the round trip.
+    static func of<Model: Codable>(_ value: JSONValue, as type: Model.Type) throws -> JSONValue {
+        let model = try JSONDecoder().decode(Model.self, from: JSONValue.encoded(value))
+        let canonical = try JSONValueEncoder().encode(model)
+        if canonical == value { return value }
+        do {
+            _ = try JSONDecoder().decode(Model.self, from: JSONValue.encoded(canonical))
+        } catch {
+            throw RoundTripFailure(underlying: ModelDecoding.describe(error))
+        }
+        return canonical
     }
 
-    func contentStateRoundTrips(in payload: Data) -> Bool {
-        (try? JSONDecoder().decode(PayloadContentState<State>.self, from: payload)) != nil
+    struct RoundTripFailure: Error, CustomStringConvertible {
+        var underlying: String
+        var description: String { "the model's own encoding does not decode back: \(underlying)" }
     }
 }
 
@@ -88,24 +102,6 @@ struct OpaqueContract: ContentStateContract {
         }
         return value
     }
-
-    func encodePayload(_ fields: APSFields, contentState: JSONValue, attributes: JSONValue?) throws -> Data {
-        try CanonicalJSON.encoder().encode(LiveActivityPayload(fields: fields, contentState: contentState, attributes: attributes))
-    }
-
-    func contentStateRoundTrips(in payload: Data) -> Bool {
-        guard let decoded = try? JSONDecoder().decode(PayloadContentState<JSONValue>.self, from: payload) else { return false }
-        return decoded.aps.contentState.objectValue != nil
-    }
-}
-
-/// Reads only `aps.content-state` back out of a payload, for the round-trip check.
-private struct PayloadContentState<State: Decodable>: Decodable {
-    struct APS: Decodable {
-        var contentState: State
-        enum CodingKeys: String, CodingKey { case contentState = "content-state" }
-    }
-    var aps: APS
 }
 
 /// Short, producer-readable descriptions of model decoding failures.

@@ -51,7 +51,7 @@ public enum JSONValue: Hashable, Sendable {
         case .integer(let number): String(number)
         case .bool(let flag): flag ? "true" : "false"
         case .null: ""
-        default: (try? JSONValue.encoded(self)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        default: String(decoding: JSONValue.encoded(self), as: UTF8.self)
         }
     }
 }
@@ -93,19 +93,11 @@ extension JSONValue: Codable {
 }
 
 extension JSONValue {
-    /// Deterministic bytes: sorted keys, unescaped slashes.
-    public static func encoded(_ value: JSONValue) throws -> Data {
-        try CanonicalJSON.encoder().encode(value)
-    }
-
-    /// Decodes this value into a model type with the default `JSONDecoder`, the same
-    /// way ActivityKit decodes `content-state`.
-    func decode<Model: Decodable>(as type: Model.Type) throws -> Model {
-        try JSONDecoder().decode(Model.self, from: JSONValue.encoded(self))
-    }
-
-    /// Encodes a model with the default `JSONEncoder` and reads it back as a value.
-    static func from<Model: Encodable>(model: Model) throws -> JSONValue {
-        try JSONValue.parse(JSONEncoder().encode(model))
+    /// Deterministic bytes: sorted keys, unescaped slashes; the same bytes
+    /// ``CanonicalJSON/encoder()`` writes, without its cost.
+    public static func encoded(_ value: JSONValue) -> Data {
+        var writer = JSONWriter()
+        writer.value(value)
+        return writer.data
     }
 }

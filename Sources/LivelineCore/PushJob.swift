@@ -80,62 +80,127 @@ public struct PushJob: Hashable, Sendable {
     }
 }
 
-extension PushJob: Codable {
-    private enum Keys: String, CodingKey {
-        case jobId, apnsId, activityId, domain, eventId, eventTime, userId, attributesType, target
-        case bundleId, apnsTopic, priority, expiration, event, payload, isTerminal, sequence
+extension PushJob {
+    /// Why a message is not a push job: the field and what is wrong with it.
+    public struct FormatError: Error, CustomStringConvertible, Sendable {
+        public var description: String
     }
 
-    /// Decodes the documented JSON.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: Keys.self)
-        let apnsIdText = try container.decode(String.self, forKey: .apnsId)
-        guard let apnsId = UUID(uuidString: apnsIdText) else {
-            throw DecodingError.dataCorruptedError(forKey: .apnsId, in: container, debugDescription: "not a UUID: \(apnsIdText)")
+    /// The documented JSON. Written by hand, not by `JSONEncoder`: every job goes
+    /// through here once in the translator and once in the sender.
+    public func encoded() -> Data {
+        var writer = JSONWriter(capacity: payload.count * 4 / 3 + 640)
+        writer.raw(#"{"jobId":"#); writer.string(jobId)
+        writer.raw(#","apnsId":"#); writer.string(apnsId.uuidString.lowercased())
+        writer.raw(#","activityId":"#); writer.string(activityId)
+        writer.raw(#","domain":"#); writer.string(domain)
+        writer.raw(#","eventId":"#); writer.string(eventId)
+        writer.raw(#","eventTime":"#); writer.string(RFC3339.format(eventTime))
+        writer.raw(#","userId":"#); writer.string(userId)
+        writer.raw(#","attributesType":"#); writer.string(attributesType)
+        writer.raw(#","target":"#)
+        switch target {
+        case .device(let token, let kind):
+            writer.raw(#"{"device":{"token":"#); writer.string(token)
+            writer.raw(#","kind":"#); writer.string(kind.rawValue)
+            writer.raw("}}")
+        case .channel(let id):
+            writer.raw(#"{"channel":{"id":"#); writer.string(id)
+            writer.raw("}}")
         }
-        let payloadText = try container.decode(String.self, forKey: .payload)
-        guard let payload = Data(base64Encoded: payloadText) else {
-            throw DecodingError.dataCorruptedError(forKey: .payload, in: container, debugDescription: "payload is not base64")
+        writer.raw(#","bundleId":"#); writer.string(bundleId)
+        writer.raw(#","apnsTopic":"#); writer.string(apnsTopic)
+        writer.raw(#","priority":"#); writer.integer(Int64(priority.rawValue))
+        if let expiration {
+            writer.raw(#","expiration":"#); writer.integer(expiration)
         }
+        writer.raw(#","event":"#); writer.string(event.rawValue)
+        writer.raw(#","payload":""#); writer.json(payload.base64EncodedData())
+        writer.raw(#"","isTerminal":"#); writer.bool(isTerminal)
+        writer.raw(#","sequence":"#); writer.integer(sequence)
+        writer.raw("}")
+        return writer.data
+    }
+
+    /// Reads the documented JSON; `apnsTopic` is derived, so it is ignored.
+    public init(json: Data) throws(FormatError) {
+        let root: JSONValue
+        do { root = try JSONValue.parse(json) } catch { throw FormatError(description: "not JSON: \(error)") }
+        guard case .object(let fields) = root else { throw FormatError(description: "not a JSON object") }
+        let reader = FieldReader(fields: fields, prefix: "")
+
+        let apnsIdText = try reader.string("apnsId")
+        guard let apnsId = UUID(uuidString: apnsIdText) else { throw reader.invalid("apnsId", "is not a UUID") }
+        guard let payload = Data(base64Encoded: try reader.string("payload")) else {
+            throw reader.invalid("payload", "is not base64")
+        }
+        guard let eventTime = RFC3339.parse(try reader.string("eventTime")) else {
+            throw reader.invalid("eventTime", "is not an RFC 3339 time")
+        }
+        guard let priority = PushPriority(rawValue: Int(clamping: try reader.integer("priority"))) else {
+            throw reader.invalid("priority", "is not 5 or 10")
+        }
+        guard let event = PushEvent(rawValue: try reader.string("event")) else {
+            throw reader.invalid("event", "is not start, update or end")
+        }
+        var expiration: Int64?
+        if fields["expiration"] != nil, fields["expiration"] != .null { expiration = try reader.integer("expiration") }
         self.init(
-            jobId: try container.decode(String.self, forKey: .jobId),
-            apnsId: apnsId,
-            activityId: try container.decode(String.self, forKey: .activityId),
-            domain: try container.decode(String.self, forKey: .domain),
-            eventId: try container.decode(String.self, forKey: .eventId),
-            eventTime: try container.decode(EventTime.self, forKey: .eventTime),
-            userId: try container.decode(String.self, forKey: .userId),
-            attributesType: try container.decode(String.self, forKey: .attributesType),
-            target: try container.decode(PushTarget.self, forKey: .target),
-            bundleId: try container.decode(String.self, forKey: .bundleId),
-            priority: try container.decode(PushPriority.self, forKey: .priority),
-            expiration: try container.decodeIfPresent(Int64.self, forKey: .expiration),
-            event: try container.decode(PushEvent.self, forKey: .event),
-            payload: payload,
-            isTerminal: try container.decode(Bool.self, forKey: .isTerminal),
-            sequence: try container.decode(Int64.self, forKey: .sequence)
+            jobId: try reader.string("jobId"), apnsId: apnsId, activityId: try reader.string("activityId"),
+            domain: try reader.string("domain"), eventId: try reader.string("eventId"), eventTime: eventTime,
+            userId: try reader.string("userId"), attributesType: try reader.string("attributesType"),
+            target: try Self.target(reader.object("target")), bundleId: try reader.string("bundleId"),
+            priority: priority, expiration: expiration, event: event, payload: payload,
+            isTerminal: try reader.bool("isTerminal"), sequence: try reader.integer("sequence")
         )
     }
 
-    /// Encodes the documented JSON.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(jobId, forKey: .jobId)
-        try container.encode(apnsId.uuidString.lowercased(), forKey: .apnsId)
-        try container.encode(activityId, forKey: .activityId)
-        try container.encode(domain, forKey: .domain)
-        try container.encode(eventId, forKey: .eventId)
-        try container.encode(eventTime, forKey: .eventTime)
-        try container.encode(userId, forKey: .userId)
-        try container.encode(attributesType, forKey: .attributesType)
-        try container.encode(target, forKey: .target)
-        try container.encode(bundleId, forKey: .bundleId)
-        try container.encode(apnsTopic, forKey: .apnsTopic)
-        try container.encode(priority, forKey: .priority)
-        try container.encodeIfPresent(expiration, forKey: .expiration)
-        try container.encode(event, forKey: .event)
-        try container.encode(payload.base64EncodedString(), forKey: .payload)
-        try container.encode(isTerminal, forKey: .isTerminal)
-        try container.encode(sequence, forKey: .sequence)
+    private static func target(_ reader: FieldReader) throws(FormatError) -> PushTarget {
+        if reader.fields["device"] != nil {
+            let device = try reader.object("device")
+            guard let kind = PushTarget.DeviceTokenKind(rawValue: try device.string("kind")) else {
+                throw device.invalid("kind", "is not update or pushToStart")
+            }
+            return .device(token: try device.string("token"), kind: kind)
+        }
+        if reader.fields["channel"] != nil {
+            return .channel(id: try reader.object("channel").string("id"))
+        }
+        throw FormatError(description: "target has neither device nor channel")
+    }
+
+    /// Typed access to an object's members, with errors that name the field.
+    private struct FieldReader {
+        let fields: [String: JSONValue]
+        let prefix: String
+
+        func invalid(_ key: String, _ problem: String) -> FormatError {
+            FormatError(description: "\(prefix)\(key) \(problem)")
+        }
+
+        func value(_ key: String) throws(FormatError) -> JSONValue {
+            guard let value = fields[key] else { throw FormatError(description: "missing \(prefix)\(key)") }
+            return value
+        }
+
+        func string(_ key: String) throws(FormatError) -> String {
+            guard case .string(let text) = try value(key) else { throw invalid(key, "is not a string") }
+            return text
+        }
+
+        func integer(_ key: String) throws(FormatError) -> Int64 {
+            guard case .integer(let number) = try value(key) else { throw invalid(key, "is not an integer") }
+            return number
+        }
+
+        func bool(_ key: String) throws(FormatError) -> Bool {
+            guard case .bool(let flag) = try value(key) else { throw invalid(key, "is not a boolean") }
+            return flag
+        }
+
+        func object(_ key: String) throws(FormatError) -> FieldReader {
+            guard case .object(let members) = try value(key) else { throw invalid(key, "is not an object") }
+            return FieldReader(fields: members, prefix: "\(prefix)\(key).")
+        }
     }
 }

@@ -1,15 +1,15 @@
 /// Where one push goes.
 ///
-/// JSON: `{"device": {"token": "<hex>", "kind": "update"}}` or
-/// `{"channel": {"id": "<base64 channel id>"}}` (synthesized enum coding).
-public enum PushTarget: Codable, Hashable, Sendable {
+/// JSON (in a push job): `{"device": {"token": "<hex>", "kind": "update"}}` or
+/// `{"channel": {"id": "<base64 channel id>"}}`.
+public enum PushTarget: Hashable, Sendable {
     /// A device token: `POST /3/device/<token>`.
     case device(token: String, kind: DeviceTokenKind)
     /// A broadcast channel: `POST /4/broadcasts/apps/<bundleId>` with `apns-channel-id`.
     case channel(id: String)
 
     /// The kind of a device token.
-    public enum DeviceTokenKind: String, Codable, Hashable, Sendable {
+    public enum DeviceTokenKind: String, Hashable, Sendable {
         /// A per-activity update token.
         case update
         /// A per-attributes-type push-to-start token, consumed by use.

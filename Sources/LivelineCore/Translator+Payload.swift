@@ -4,11 +4,10 @@ extension Translator {
     /// The largest payload APNs accepts for a Live Activity push, in bytes.
     public static let maxPayloadBytes = 4_096
 
-    /// Builds and validates the payload: ≤ 4096 bytes (`payload-too-large`) and a
-    /// content-state that decodes back into the domain's model (`schema-mismatch`).
+    /// Builds the payload and checks that it fits APNs' 4096 bytes (`payload-too-large`).
     static func payload(
         for event: DomainEvent, route: Route, style: PushStyle, previous: ActivitySnapshot?, snapshot: ActivitySnapshot,
-        statusPolicy: StatusPolicy, contract: any ContentStateContract, notes: inout [String]
+        statusPolicy: StatusPolicy, notes: inout [String]
     ) -> Result<(APSFields, Data), TranslationDecision.Rejection> {
         let eventSeconds = event.time.unixSeconds
         var timestamp = eventSeconds
@@ -32,20 +31,12 @@ extension Translator {
             attributesType: isStart ? snapshot.attributesType : nil,
             inputPushToken: isStart
         )
-        let payload: Data
-        do {
-            payload = try contract.encodePayload(fields, contentState: event.contentState, attributes: isStart ? snapshot.attributes : nil)
-        } catch {
-            let message = "payload could not be encoded: \(ModelDecoding.describe(error))"
-            return .failure(.init(reason: .schemaMismatch, message: message, traceNotes: notes))
-        }
+        // Content-state and attributes are canonical since parsing: the model's own
+        // encoding, checked to decode back (ContentStateContract).
+        let payload = fields.payload(contentState: event.contentState, attributes: isStart ? snapshot.attributes : nil)
         guard payload.count <= maxPayloadBytes else {
             let message = "payload is \(payload.count) bytes, more than the \(maxPayloadBytes)-byte APNs limit"
             return .failure(.init(reason: .payloadTooLarge, message: message, traceNotes: notes))
-        }
-        guard contract.contentStateRoundTrips(in: payload) else {
-            let message = "content-state does not decode back into the \(event.domain) ContentState"
-            return .failure(.init(reason: .schemaMismatch, message: message, traceNotes: notes))
         }
         return .success((fields, payload))
     }

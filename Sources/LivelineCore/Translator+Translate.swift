@@ -60,7 +60,7 @@ extension Translator {
         let fields: APSFields
         let payload: Data
         switch Self.payload(for: event, route: route, style: style, previous: activity, snapshot: snapshot,
-                            statusPolicy: statusPolicy, contract: domain.contract, notes: &notes) {
+                            statusPolicy: statusPolicy, notes: &notes) {
         case .success(let built): (fields, payload) = built
         case .failure(let rejection): return .deadLetter(rejection)
         }

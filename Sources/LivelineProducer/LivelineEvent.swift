@@ -56,6 +56,6 @@ public struct LivelineEvent: Hashable, Sendable {
             "data": data,
         ]
         if let activityId { envelope["subject"] = .string(activityId) }
-        return try JSONValue.encoded(.object(envelope))
+        return JSONValue.encoded(.object(envelope))
     }
 }

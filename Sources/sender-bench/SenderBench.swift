@@ -133,12 +133,11 @@ struct SenderBench {
         try await control.declare(topology.amqp)
 
         // Fill the queue before the sender starts, so the figure is the sender's alone.
-        let encoder = JSONEncoder()
         let fillStarted = ContinuousClock.now
         for batchStart in stride(from: 0, to: jobs.count, by: 2_000) {
             let batch = jobs[batchStart..<min(batchStart + 2_000, jobs.count)]
-            try await control.publish(contentsOf: try batch.map {
-                AMQPMessage(exchange: topology.pushExchange, routingKey: "ride.push", body: try encoder.encode($0),
+            try await control.publish(contentsOf: batch.map {
+                AMQPMessage(exchange: topology.pushExchange, routingKey: "ride.push", body: $0.encoded(),
                             properties: AMQPProperties(contentType: "application/json", messageID: $0.jobId))
             })
         }
@@ -149,7 +148,7 @@ struct SenderBench {
             let consumer = try await consuming.consume(queue: topology.sendQueue, prefetch: options.prefetch)
             var received = 0
             for try await delivery in consumer {
-                _ = try? JSONDecoder().decode(PushJob.self, from: delivery.body)
+                _ = try? PushJob(json: delivery.body)
                 delivery.ack()
                 received += 1
                 if received == jobs.count { break }

@@ -43,21 +43,52 @@ struct PayloadValidationTests {
         #expect(rejection.reason == .payloadTooLarge)
     }
 
-    @Test func typedContractRejectsAStateThatDoesNotRoundTrip() throws {
+    @Test func typedContractRejectsAStateThatDoesNotDecode() throws {
         let contract = DomainKind.ride.contract
-        let payload = Data(#"{"aps":{"content-state":{"driverName":"M"},"event":"update","timestamp":1}}"#.utf8)
-        #expect(!contract.contentStateRoundTrips(in: payload))
-        #expect(!OpaqueContract().contentStateRoundTrips(in: Data(#"{"aps":{"content-state":[1]}}"#.utf8)))
+        #expect(throws: EventError.self) {
+            try contract.canonicalContentState(.object(["driverName": .string("M")]), domain: "ride")
+        }
+        #expect(throws: EventError.self) { try OpaqueContract().canonicalContentState(.array([.integer(1)]), domain: "flight") }
     }
 
-    @Test func unencodableStateIsSchemaMismatchNotACrash() throws {
-        // A state that decoded but cannot be encoded by the model (here: the snapshot
-        // was hand-edited to an object that is not a ride state) is dead-lettered.
-        var event = try Fixtures.event("ride-assigned")
-        event.contentState = .object(["driverName": .string("M")])
-        var run = ActivityRun()
-        let decision = run.apply(event)
-        guard case .deadLetter(let rejection) = decision else { Issue.record("got \(decision)"); return }
-        #expect(rejection.reason == .schemaMismatch)
+    @Test func canonicalFormIsTheModelsOwnEncoding() throws {
+        let sent = try Fixtures.event("ride-assigned").contentState
+        guard case .object(var members) = sent else { Issue.record("not an object"); return }
+        // An unknown key is dropped and a whole double comes back as the model writes it.
+        members["unknown"] = .string("dropped")
+        members["distanceRemaining"] = .double(3)
+        let canonical = try DomainKind.ride.contract.canonicalContentState(.object(members), domain: "ride")
+        #expect(canonical["unknown"] == nil)
+        let modelBytes = try CanonicalJSON.encoder().encode(
+            try JSONDecoder().decode(RideModel.State.self, from: JSONValue.encoded(.object(members))))
+        #expect(JSONValue.encoded(canonical) == modelBytes)
+        // Canonical input comes back as it is.
+        #expect(try DomainKind.ride.contract.canonicalContentState(sent, domain: "ride") == sent)
+    }
+
+    /// A model whose encoding its own decoder rejects: the round trip must catch it
+    /// before a push the app cannot decode is sent.
+    struct LopsidedState: Codable, Sendable {
+        var value: Int
+        init(value: Int) { self.value = value }
+        init(from decoder: any Decoder) throws {
+            value = try decoder.container(keyedBy: Keys.self).decode(Int.self, forKey: .input)
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(value, forKey: .output)
+        }
+        enum Keys: String, CodingKey { case input, output }
+    }
+
+    @Test func aModelWhoseEncodingDoesNotDecodeBackIsSchemaMismatch() throws {
+        let contract = ModelContract<LopsidedState, LopsidedState>(statusKey: "status", modelStatuses: nil)
+        do {
+            _ = try contract.canonicalContentState(.object(["input": .integer(1)]), domain: "lopsided")
+            Issue.record("accepted a state that does not round trip")
+        } catch {
+            #expect(error.deadLetterReason == .schemaMismatch)
+            #expect(error.message.contains("does not decode back"))
+        }
     }
 }

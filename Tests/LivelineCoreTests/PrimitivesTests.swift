@@ -78,7 +78,7 @@ struct PrimitivesTests {
         let value = try JSONValue.parse(Data(#"{"a":1,"b":1.5,"c":[true,null,"x"],"d":{}}"#.utf8))
         #expect(value["a"] == .integer(1))
         #expect(value["b"] == .double(1.5))
-        #expect(String(decoding: try JSONValue.encoded(value), as: UTF8.self) == #"{"a":1,"b":1.5,"c":[true,null,"x"],"d":{}}"#)
+        #expect(String(decoding: JSONValue.encoded(value), as: UTF8.self) == #"{"a":1,"b":1.5,"c":[true,null,"x"],"d":{}}"#)
     }
 }
 

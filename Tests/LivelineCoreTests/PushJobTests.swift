@@ -81,7 +81,7 @@ struct PushJobTests {
         var run = ActivityRun()
         run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA])
         let job = try #require(try Fixtures.sent(try run.apply("ride-arrived")).jobs.first)
-        let data = try JSONEncoder().encode(job)
+        let data = job.encoded()
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(Set(object.keys) == [
             "jobId", "apnsId", "activityId", "domain", "eventId", "eventTime", "userId", "attributesType", "target",
@@ -94,10 +94,43 @@ struct PushJobTests {
         #expect(object["apnsId"] as? String == job.apnsId.uuidString.lowercased())
         let target = try #require(object["target"] as? [String: Any])
         #expect((target["device"] as? [String: Any])?["kind"] as? String == "update")
-        #expect(try JSONDecoder().decode(PushJob.self, from: data) == job)
+        #expect(try PushJob(json: data) == job)
 
-        let channel = PushTarget.channel(id: "abc=")
-        #expect(try JSONDecoder().decode(PushTarget.self, from: JSONEncoder().encode(channel)) == channel)
+        var broadcast = job
+        broadcast.target = .channel(id: "abc=")
+        broadcast.expiration = nil
+        let broadcastData = broadcast.encoded()
+        let broadcastObject = try #require(try JSONSerialization.jsonObject(with: broadcastData) as? [String: Any])
+        #expect(((broadcastObject["target"] as? [String: Any])?["channel"] as? [String: Any])?["id"] as? String == "abc=")
+        #expect(broadcastObject["expiration"] == nil)
+        #expect(try PushJob(json: broadcastData) == broadcast)
+    }
+
+    @Test func jobJSONWithAWrongFieldNamesTheField() throws {
+        var run = ActivityRun()
+        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA])
+        let job = try #require(try Fixtures.sent(try run.apply("ride-arrived")).jobs.first)
+        var object = try #require(try JSONSerialization.jsonObject(with: job.encoded()) as? [String: Any])
+        func reason(_ edit: (inout [String: Any]) -> Void) throws -> String {
+            var copy = object
+            edit(&copy)
+            let data = try JSONSerialization.data(withJSONObject: copy)
+            do {
+                _ = try PushJob(json: data)
+                return "decoded"
+            } catch {
+                return error.description
+            }
+        }
+        #expect(try reason { $0["priority"] = 7 } == "priority is not 5 or 10")
+        #expect(try reason { $0["payload"] = "not base64!" } == "payload is not base64")
+        #expect(try reason { $0["eventTime"] = 12 } == "eventTime is not a string")
+        #expect(try reason { $0.removeValue(forKey: "jobId") } == "missing jobId")
+        #expect(try reason { $0["target"] = ["device": ["token": "ab", "kind": "other"]] } == "target.device.kind is not update or pushToStart")
+        #expect(try reason { $0["target"] = [String: Any]() } == "target has neither device nor channel")
+        object["event"] = "pause"
+        #expect(throws: PushJob.FormatError.self) { try PushJob(json: try JSONSerialization.data(withJSONObject: object)) }
+        #expect(throws: PushJob.FormatError.self) { try PushJob(json: Data("[1]".utf8)) }
     }
 
     @Test func supersedeOnlyReplacesOlderUpdates() throws {

@@ -101,12 +101,11 @@ struct SenderHarness {
 
     /// Publishes jobs to the push exchange as the translator does.
     func publish(_ jobs: [PushJob], headers: AMQPTable = [:]) async throws {
-        let encoder = JSONEncoder()
         try await connection.publish(
-            contentsOf: try jobs.map { job in
+            contentsOf: jobs.map { job in
                 AMQPMessage(
                     exchange: topology.pushExchange, routingKey: "\(job.domain).push",
-                    body: try encoder.encode(job),
+                    body: job.encoded(),
                     properties: AMQPProperties(contentType: "application/json", headers: headers, messageID: job.jobId)
                 )
             }

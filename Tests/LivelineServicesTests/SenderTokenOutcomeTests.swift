@@ -54,7 +54,7 @@ import Testing
             #expect(letter.reason == .apns(expected))
             #expect(letter.jobId == job.jobId)
             #expect(letter.attempts == 1)
-            #expect(try JSONDecoder().decode(PushJob.self, from: letter.originalBody) == job)
+            #expect(try PushJob(json: letter.originalBody) == job)
             #expect(headers["x-liveline-reason"]?.stringValue == expected)
             #expect(headers["x-liveline-domain"]?.stringValue == "ride")
             #expect(headers["x-liveline-activity"]?.stringValue == activity)

@@ -136,7 +136,7 @@ struct TranslatorHarness {
     func jobs(_ count: Int, consumer: AMQPConsumer) async throws -> [(job: PushJob, delivery: AMQPDelivery)] {
         try await receive(count, from: consumer).map { delivery in
             delivery.ack()
-            return (try JSONDecoder().decode(PushJob.self, from: delivery.body), delivery)
+            return (try PushJob(json: delivery.body), delivery)
         }
     }
 }

@@ -56,7 +56,7 @@ struct PushJobHandler: Sendable {
 
         let job: PushJob
         do {
-            job = try JSONDecoder().decode(PushJob.self, from: delivery.body)
+            job = try PushJob(json: delivery.body)
         } catch {
             try await deadLetter(
                 body: delivery.body, job: nil, attempt: attempt,

@@ -132,15 +132,15 @@ struct BatchPlan {
         ActivityChange(
             activityID: event.activityId, domain: event.domain, attributesType: snapshot.attributesType,
             userID: event.userId,
-            attributes: event.attributes.flatMap(Self.text),
-            contentState: Self.text(event.contentState) ?? "{}",
+            attributes: event.attributes.map(Self.text),
+            contentState: Self.text(event.contentState),
             eventTime: event.time.date,
             end: snapshot.endedAt.map { ActivityChange.End(at: $0.date, reason: snapshot.endReason ?? "ended") }
         )
     }
 
     /// Canonical JSON text: the content-state exactly as it went into the payload.
-    private static func text(_ value: JSONValue) -> String? {
-        (try? JSONValue.encoded(value)).map { String(decoding: $0, as: UTF8.self) }
+    private static func text(_ value: JSONValue) -> String {
+        String(decoding: JSONValue.encoded(value), as: UTF8.self)
     }
 }

@@ -5,10 +5,11 @@ import LivelineMessaging
 import LivelineStore
 import Logging
 
-/// Does the work of one batch up to (not including) the ack, in two steps:
-/// ``prepare(_:)`` parses, coalesces, loads, translates, stores, spends budget and marks
-/// push-to-start tokens; ``publish(_:)`` publishes the jobs and dead letters with confirms.
-/// The service overlaps one batch's publish with the next batch's preparation.
+/// Does the work of one batch up to (not including) the ack, in three steps:
+/// ``parse(_:)`` reads the messages (pure CPU); ``prepare(_:)`` coalesces, loads,
+/// translates, stores, spends budget and marks push-to-start tokens; ``publish(_:)``
+/// publishes the jobs and dead letters with confirms. The service runs the three steps
+/// of consecutive batches at the same time.
 ///
 /// Both throw when the store or a publish fails; the service then requeues the batch.
 /// Everything it publishes is idempotent by `message_id`, so a requeued batch that
@@ -39,7 +40,37 @@ struct BatchProcessor: Sendable {
         var redelivered: Bool
     }
 
-    func prepare(_ messages: [Incoming]) async throws -> PreparedBatch {
+    /// A batch's messages with what parsing made of each, in order.
+    struct ParsedBatch: Sendable {
+        var messages: [Incoming]
+        var results: [Result<DomainEvent, EventError>]
+    }
+
+    /// Parses the bodies, in order, split over ``TranslatorSettings/parseConcurrency`` tasks:
+    /// parsing is the largest part of a batch's CPU time and each message is independent.
+    func parse(_ messages: [Incoming]) async -> ParsedBatch {
+        let started = ContinuousClock.now
+        let parse: @Sendable (Incoming) -> Result<DomainEvent, EventError> = { [translator] message in
+            do throws(EventError) { return .success(try translator.parse(message.body)) } catch { return .failure(error) }
+        }
+        defer { _ = metrics.record(.parse, since: started) }
+        let chunkCount = min(settings.parseConcurrency, messages.count / 64)
+        guard chunkCount > 1 else { return ParsedBatch(messages: messages, results: messages.map(parse)) }
+        let chunkSize = (messages.count + chunkCount - 1) / chunkCount
+        let results = await withTaskGroup(of: (Int, [Result<DomainEvent, EventError>]).self) { group in
+            for (index, start) in stride(from: 0, to: messages.count, by: chunkSize).enumerated() {
+                let chunk = Array(messages[start..<min(start + chunkSize, messages.count)])
+                group.addTask { (index, chunk.map(parse)) }
+            }
+            var chunks: [[Result<DomainEvent, EventError>]] = Array(repeating: [], count: chunkCount)
+            for await (index, results) in group where index < chunks.count { chunks[index] = results }
+            return chunks.flatMap { $0 }
+        }
+        return ParsedBatch(messages: messages, results: results)
+    }
+
+    func prepare(_ batch: ParsedBatch) async throws -> PreparedBatch {
+        let messages = batch.messages
         let now = Date()
         let nowTime = EventTime(now)
         let encoder = JSONEncoder()
@@ -53,8 +84,7 @@ struct BatchProcessor: Sendable {
         var events: [DomainEvent] = []
         var incomingByEventId: [String: Incoming] = [:]
         events.reserveCapacity(messages.count)
-        let parsed = await parseAll(messages.map(\.body))
-        for (message, result) in zip(messages, parsed) {
+        for (message, result) in zip(messages, batch.results) {
             let body = message.body
             switch result {
             case .success(let event):
@@ -79,7 +109,7 @@ struct BatchProcessor: Sendable {
                                     detail: "event \(superseded.event.id): superseded by \(superseded.supersededBy) in the same batch"))
         }
 
-        phaseStart = metrics.record(.parse, since: phaseStart)
+        phaseStart = metrics.record(.coalesce, since: phaseStart)
 
         // 3. One load, then translate in order.
         let requests = BatchPlan.requests(for: coalesced.kept, translator: translator)
@@ -142,31 +172,11 @@ struct BatchProcessor: Sendable {
         }
         phaseStart = metrics.record(.spend, since: phaseStart)
         for job in jobs {
-            outgoing.append(try OutgoingMessage.job(job, encoder: encoder, topology: topology))
+            outgoing.append(OutgoingMessage.job(job, topology: topology))
         }
         return PreparedBatch(
             outgoing: outgoing, received: messages.count, translated: sends.count, jobs: jobs.count,
             dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart)
-    }
-
-    /// Parses the bodies, in order, split over ``TranslatorSettings/parseConcurrency`` tasks:
-    /// parsing is most of a batch's CPU time and each message is independent.
-    private func parseAll(_ bodies: [Data]) async -> [Result<DomainEvent, EventError>] {
-        let parse: @Sendable (Data) -> Result<DomainEvent, EventError> = { [translator] body in
-            do throws(EventError) { return .success(try translator.parse(body)) } catch { return .failure(error) }
-        }
-        let chunkCount = min(settings.parseConcurrency, bodies.count / 64)
-        guard chunkCount > 1 else { return bodies.map(parse) }
-        let chunkSize = (bodies.count + chunkCount - 1) / chunkCount
-        return await withTaskGroup(of: (Int, [Result<DomainEvent, EventError>]).self) { group in
-            for (index, start) in stride(from: 0, to: bodies.count, by: chunkSize).enumerated() {
-                let chunk = Array(bodies[start..<min(start + chunkSize, bodies.count)])
-                group.addTask { (index, chunk.map(parse)) }
-            }
-            var chunks: [[Result<DomainEvent, EventError>]] = Array(repeating: [], count: chunkCount)
-            for await (index, results) in group where index < chunks.count { chunks[index] = results }
-            return chunks.flatMap { $0 }
-        }
     }
 
     /// Publishes everything, pipelined, with confirms; then counts the batch.

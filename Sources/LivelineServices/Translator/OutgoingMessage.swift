@@ -7,11 +7,11 @@ import LivelineMessaging
 enum OutgoingMessage {
     /// A push job for `liveline.push`: routing key `<domain>.<event>`, `message_id` = job id,
     /// so a republished job is recognisably the same one.
-    static func job(_ job: PushJob, encoder: JSONEncoder, topology: LivelineTopology) throws -> AMQPMessage {
+    static func job(_ job: PushJob, topology: LivelineTopology) -> AMQPMessage {
         AMQPMessage(
             exchange: topology.pushExchange,
             routingKey: "\(job.domain).\(job.event.rawValue)",
-            body: try encoder.encode(job),
+            body: job.encoded(),
             properties: AMQPProperties(
                 contentType: "application/json",
                 headers: [

@@ -55,8 +55,10 @@ struct TranslatorMetrics: Sendable {
 /// The phases of a batch, as the `phase` dimension of
 /// `liveline_translator_phase_duration_seconds`.
 public enum TranslatorPhase: String, Sendable, CaseIterable {
-    /// Parsing and validating the CloudEvents, and coalescing.
+    /// Parsing and validating the CloudEvents (overlaps the previous batch's store work).
     case parse
+    /// Dead letters for unreadable events, and coalescing.
+    case coalesce
     /// The one `loadSnapshots` call.
     case load
     /// The pure translation of every event.

@@ -83,17 +83,22 @@ public struct TranslatorService: Service {
         logger.info("translator drained", metadata: ["amqp.queue": "\(topology.translateQueue)"])
     }
 
-    /// Prepares batch N+1 (store work, CPU) while batch N waits for its publish confirms
-    /// (broker work), with at most one publish in flight so jobs leave in batch order.
-    /// Batch N+1 loads state only after batch N's transaction, so it sees N's result.
+    /// A three-stage pipeline over consecutive batches: batch N+2 is received and parsed
+    /// (pure CPU) while batch N+1 goes through the store and translation, while batch N
+    /// waits for its publish confirms (broker work). One batch per stage, so jobs leave
+    /// in batch order, and batch N+1 loads state only after batch N's transaction, so it
+    /// sees N's result.
     private func processBatches(from batcher: DeliveryBatcher) async throws {
         try await withThrowingTaskGroup(of: Void.self) { publishing in
             var publishInFlight = false
-            while let batch = try await batcher.nextBatch(maxSize: settings.maxBatchSize, linger: settings.linger) {
+            var next = receiveAndParse(from: batcher)
+            defer { next.cancel() }
+            while let (batch, parsed) = try await next.value {
+                next = receiveAndParse(from: batcher)
                 let started = ContinuousClock.now
                 let prepared: BatchProcessor.PreparedBatch
                 do {
-                    prepared = try await processor.prepare(batch.map { .init(body: $0.body, redelivered: $0.redelivered) })
+                    prepared = try await processor.prepare(parsed)
                 } catch {
                     if publishInFlight { _ = try await publishing.next() }
                     publishInFlight = false
@@ -105,6 +110,19 @@ public struct TranslatorService: Service {
                 publishInFlight = true
             }
             try await publishing.waitForAll()
+        }
+    }
+
+    /// Takes the next batch and parses it, in a task of its own so it runs alongside the
+    /// current batch; nil when the consumer has ended and everything was handed out.
+    private func receiveAndParse(
+        from batcher: DeliveryBatcher
+    ) -> Task<(batch: [AMQPDelivery], parsed: BatchProcessor.ParsedBatch)?, any Error> {
+        Task { [processor, settings] in
+            guard let batch = try await batcher.nextBatch(maxSize: settings.maxBatchSize, linger: settings.linger) else {
+                return nil
+            }
+            return (batch, await processor.parse(batch.map { .init(body: $0.body, redelivered: $0.redelivered) }))
         }
     }
 
