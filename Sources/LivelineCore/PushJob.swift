@@ -104,8 +104,8 @@ extension PushJob {
             writer.raw(#"{"device":{"token":"#); writer.string(token)
             writer.raw(#","kind":"#); writer.string(kind.rawValue)
             writer.raw("}}")
-        case .channel(let id):
-            writer.raw(#"{"channel":{"id":"#); writer.string(id)
+        case .channel(let key):
+            writer.raw(#"{"channel":{"key":"#); writer.string(key)
             writer.raw("}}")
         }
         writer.raw(#","bundleId":"#); writer.string(bundleId)
@@ -164,7 +164,7 @@ extension PushJob {
             return .device(token: try device.string("token"), kind: kind)
         }
         if reader.fields["channel"] != nil {
-            return .channel(id: try reader.object("channel").string("id"))
+            return .channel(key: try reader.object("channel").string("key"))
         }
         throw FormatError(description: "target has neither device nor channel")
     }

@@ -1,12 +1,15 @@
 /// Where one push goes.
 ///
 /// JSON (in a push job): `{"device": {"token": "<hex>", "kind": "update"}}` or
-/// `{"channel": {"id": "<base64 channel id>"}}`.
+/// `{"channel": {"key": "<activity id>"}}`.
 public enum PushTarget: Hashable, Sendable {
     /// A device token: `POST /3/device/<token>`.
     case device(token: String, kind: DeviceTokenKind)
-    /// A broadcast channel: `POST /4/broadcasts/apps/<bundleId>` with `apns-channel-id`.
-    case channel(id: String)
+    /// The broadcast channel of (the job's domain, `key`), one per activity, e.g. per game:
+    /// `POST /4/broadcasts/apps/<bundleId>` with its `apns-channel-id`. The sender looks the
+    /// channel up, opens it at APNs on first use and deletes it after the end, so the
+    /// translator never needs to know its id.
+    case channel(key: String)
 
     /// The kind of a device token.
     public enum DeviceTokenKind: String, Hashable, Sendable {
@@ -20,7 +23,7 @@ public enum PushTarget: Hashable, Sendable {
     var identityText: String {
         switch self {
         case .device(let token, let kind): "device:\(kind.rawValue):\(token.lowercased())"
-        case .channel(let id): "channel:\(id)"
+        case .channel(let key): "channel:\(key)"
         }
     }
 
@@ -28,7 +31,7 @@ public enum PushTarget: Hashable, Sendable {
     public var logDescription: String {
         switch self {
         case .device(let token, let kind): "\(kind.rawValue) token \(token.prefix(8))…"
-        case .channel(let id): "channel \(id)"
+        case .channel(let key): "channel \(key)"
         }
     }
 }

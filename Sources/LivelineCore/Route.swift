@@ -12,7 +12,8 @@ struct RouteDrop: Error, Hashable, Sendable {
 }
 
 extension Translator {
-    /// Picks the targets: the channel for channel domains; otherwise every valid
+    /// Picks the targets: the activity's broadcast channel for channel domains (the
+    /// sender opens it at APNs on first use); otherwise every valid
     /// update token; otherwise a push-to-start when allowed; otherwise nothing.
     static func route(
         event: DomainEvent, isTerminal: Bool, previous: ActivitySnapshot?, snapshot: ActivitySnapshot,
@@ -21,10 +22,7 @@ extension Translator {
         let updateOrEnd: PushEvent = isTerminal ? .end : .update
         if configuration.delivery == .channel {
             // Broadcast reaches every subscriber; one user's preferences do not apply.
-            guard let channelId = tokens.channelId, !channelId.isEmpty else {
-                return .failure(RouteDrop(reason: .noTarget, message: "domain \(configuration.name) delivers by channel and activity \(event.activityId) has no channel id"))
-            }
-            return .success(Route(targets: [.channel(id: channelId)], event: updateOrEnd))
+            return .success(Route(targets: [.channel(key: event.activityId)], event: updateOrEnd))
         }
         guard preferences.activitiesEnabled else {
             return .failure(RouteDrop(reason: .activitiesDisabled, message: "user \(event.userId) has Live Activities turned off"))

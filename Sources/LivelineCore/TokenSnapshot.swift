@@ -4,13 +4,10 @@ public struct TokenSnapshot: Codable, Hashable, Sendable {
     public var updateTokens: [String]
     /// The user's push-to-start token (hex) for the domain's attributes type.
     public var pushToStartToken: String?
-    /// The APNs broadcast channel id of the activity, for channel domains.
-    public var channelId: String?
 
     /// Creates a token snapshot.
-    public init(updateTokens: [String] = [], pushToStartToken: String? = nil, channelId: String? = nil) {
+    public init(updateTokens: [String] = [], pushToStartToken: String? = nil) {
         self.updateTokens = updateTokens
         self.pushToStartToken = pushToStartToken
-        self.channelId = channelId
     }
 }

@@ -97,11 +97,11 @@ struct PushJobTests {
         #expect(try PushJob(json: data) == job)
 
         var broadcast = job
-        broadcast.target = .channel(id: "abc=")
+        broadcast.target = .channel(key: "game-1")
         broadcast.expiration = nil
         let broadcastData = broadcast.encoded()
         let broadcastObject = try #require(try JSONSerialization.jsonObject(with: broadcastData) as? [String: Any])
-        #expect(((broadcastObject["target"] as? [String: Any])?["channel"] as? [String: Any])?["id"] as? String == "abc=")
+        #expect(((broadcastObject["target"] as? [String: Any])?["channel"] as? [String: Any])?["key"] as? String == "game-1")
         #expect(broadcastObject["expiration"] == nil)
         #expect(try PushJob(json: broadcastData) == broadcast)
     }

@@ -100,27 +100,22 @@ struct TargetingTests {
         return Translator(configuration: configuration)
     }
 
-    @Test func broadcastSendsOneJobToTheChannel() throws {
+    @Test func broadcastSendsOneJobToTheActivitysChannel() throws {
         var run = ActivityRun(translator: channelTranslator)
-        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA], pushToStartToken: Fixtures.startToken, channelId: "dHN0LTEyMzQ1Ng==")
+        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA], pushToStartToken: Fixtures.startToken)
         run.preferences.activitiesEnabled = false  // one user's setting does not stop a broadcast
-        for name in ["score-scheduled", "score-kickoff", "score-clock"] { _ = try run.apply(name) }
+        let scheduled = try Fixtures.sent(try run.apply("score-scheduled"))
+        let channel = PushTarget.channel(key: scheduled.newSnapshot.id)
+        #expect(scheduled.jobs.map(\.target) == [channel])
+        for name in ["score-kickoff", "score-clock"] { _ = try run.apply(name) }
         let send = try Fixtures.sent(try run.apply("score-goal"))
         #expect(send.jobs.count == 1)
-        #expect(send.jobs[0].target == .channel(id: "dHN0LTEyMzQ1Ng=="))
+        #expect(send.jobs[0].target == channel)
         #expect(send.jobs[0].payload == (try Fixtures.goldenPayload("score-4-goal")))
         #expect(send.consumedPushToStart == nil)
         let end = try Fixtures.sent(try run.apply("score-final"))
-        #expect(end.jobs.map(\.target) == [.channel(id: "dHN0LTEyMzQ1Ng==")])
+        #expect(end.jobs.map(\.target) == [channel])
         #expect(end.jobs[0].isTerminal)
-    }
-
-    @Test func broadcastWithoutChannelHasNoTarget() throws {
-        var run = ActivityRun(translator: channelTranslator)
-        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA])
-        let decision = try run.apply("score-scheduled")
-        guard case .drop(let drop) = decision else { Issue.record("got \(decision)"); return }
-        #expect(drop.reason == .noTarget)
     }
 }
 
@@ -128,7 +123,7 @@ extension PushTarget {
     var sortKey: String {
         switch self {
         case .device(let token, _): token
-        case .channel(let id): id
+        case .channel(let key): key
         }
     }
 }

@@ -11,25 +11,28 @@ private final class Log: Sendable {
 }
 
 @Suite struct ActivityLanesTests {
-    /// Sends of one activity finish in the order they were submitted, even when an earlier
-    /// one takes longer; another activity is not held up by them.
+    /// Sends of one activity run in the order they entered the lane, even when their
+    /// tasks start in the opposite order and an earlier one takes longer; another
+    /// activity is not held up by them.
     @Test func oneActivityInOrderOthersInParallel() async {
         let lanes = ActivityLanes()
         let log = Log()
+        let tickets = (0..<5).map { _ in lanes.enter(activity: "ride-1") }
+        let other = lanes.enter(activity: "ride-2")
         await withTaskGroup(of: Void.self) { group in
-            for step in 0..<5 {
+            for step in (0..<5).reversed() {
                 group.addTask {
-                    await lanes.run(activity: "ride-1") {
+                    await lanes.run(tickets[step]) {
                         // Earlier steps sleep longer: without a lane they would finish last.
                         try? await Task.sleep(for: .milliseconds(50 - step * 10))
                         log.append("ride-1:\(step)")
                     }
                 }
-                // Submission order is what the lane keeps, so submit one at a time.
+                // The later steps' tasks really start first.
                 try? await Task.sleep(for: .milliseconds(2))
             }
             group.addTask {
-                await lanes.run(activity: "ride-2") { log.append("ride-2") }
+                await lanes.run(other) { log.append("ride-2") }
             }
         }
         let entries = log.all
@@ -38,10 +41,19 @@ private final class Log: Sendable {
         #expect(lanes.activeCount == 0, "finished lanes are dropped")
     }
 
+    @Test func aLaneThatEmptiedStartsAfresh() async {
+        let lanes = ActivityLanes()
+        let log = Log()
+        await lanes.run(lanes.enter(activity: "ride-1")) { log.append("first") }
+        #expect(lanes.activeCount == 0)
+        await lanes.run(lanes.enter(activity: "ride-1")) { log.append("second") }
+        #expect(log.all == ["first", "second"])
+    }
+
     @Test func jobsWithoutAnActivityRunAtOnce() async {
         let lanes = ActivityLanes()
         let log = Log()
-        await lanes.run(activity: nil) { log.append("ran") }
+        await lanes.run(lanes.enter(activity: nil)) { log.append("ran") }
         #expect(log.all == ["ran"])
         #expect(lanes.activeCount == 0)
     }

@@ -80,30 +80,46 @@ import Testing
         }
     }
 
-    @Test func broadcastsToAChannelAndDeletesItAfterTheEnd() async throws {
+    @Test func opensTheActivitysChannelOnFirstUseBroadcastsAndDeletesItAfterTheEnd() async throws {
         try await withSender { harness in
-            let client = harness.client()
-            let keeper = ChannelKeeper(store: harness.store, logger: SenderBroker.logger)
             let gameID = "game-\(UUID().uuidString.prefix(6))"
-            let channel = try await keeper.openChannel(domain: "ride", key: gameID, client: client)
-            // Opening again reuses the live channel.
-            #expect(try await keeper.openChannel(domain: "ride", key: gameID, client: client).channelID == channel.channelID)
-            #expect(harness.simulator.channelIDs(bundleID: "com.example.rides").contains(channel.channelID))
-
-            let update = makeJob(target: .channel(id: channel.channelID), activityID: gameID)
-            try await harness.publish([update])
-            try await eventually("broadcast delivered") {
-                harness.simulator.deliveries(toChannel: channel.channelID).count == 1
+            let first = makeJob(target: .channel(key: gameID), activityID: gameID)
+            try await harness.publish([first])
+            try await eventually("channel opened and broadcast delivered") {
+                guard let channel = try await harness.store.channel(domain: "ride", key: gameID) else { return false }
+                return harness.simulator.deliveries(toChannel: channel.channelID).count == 1
             }
-            #expect(harness.simulator.deliveries(toChannel: channel.channelID).first?.payload == Array(update.payload))
+            let channel = try #require(try await harness.store.channel(domain: "ride", key: gameID))
+            #expect(channel.deletedAt == nil)
+            #expect(harness.simulator.channelIDs(bundleID: "com.example.rides").contains(channel.channelID))
+            #expect(harness.simulator.deliveries(toChannel: channel.channelID).first?.payload == Array(first.payload))
 
-            let end = makeJob(target: .channel(id: channel.channelID), activityID: gameID, event: .end, expiration: nil, isTerminal: true)
+            // Later pushes reuse the live channel.
+            try await harness.publish([makeJob(target: .channel(key: gameID), activityID: gameID)])
+            try await eventually("second broadcast delivered") {
+                harness.simulator.deliveries(toChannel: channel.channelID).count == 2
+            }
+            #expect(try await harness.store.channel(domain: "ride", key: gameID)?.channelID == channel.channelID)
+
+            let end = makeJob(target: .channel(key: gameID), activityID: gameID, event: .end, expiration: nil, isTerminal: true)
             try await harness.publish([end])
             try await eventually("channel deleted after the end") {
                 try await harness.store.channel(domain: "ride", key: gameID)?.deletedAt != nil
             }
-            #expect(harness.simulator.deliveries(toChannel: channel.channelID).count == 2)
+            #expect(harness.simulator.deliveries(toChannel: channel.channelID).count == 3)
             #expect(!harness.simulator.channelIDs(bundleID: "com.example.rides").contains(channel.channelID))
+        }
+    }
+
+    @Test func keeperReusesALiveChannel() async throws {
+        try await withSender { harness in
+            let client = harness.client()
+            let keeper = ChannelKeeper(store: harness.store, logger: SenderBroker.logger)
+            let channel = try await keeper.openChannel(domain: "score", key: "g-1", client: client)
+            #expect(try await keeper.openChannel(domain: "score", key: "g-1", client: client).channelID == channel.channelID)
+            #expect(try await keeper.closeChannel(domain: "score", key: "g-1", channelID: channel.channelID, client: client))
+            let reopened = try await keeper.openChannel(domain: "score", key: "g-1", client: client)
+            #expect(reopened.channelID != channel.channelID, "a deleted channel is never served again")
         }
     }
 }

@@ -4,41 +4,75 @@ import Synchronization
 ///
 /// ActivityKit ignores a push whose `aps.timestamp` is not newer than the last one it
 /// showed, so an update overtaken by a newer one is a wasted push (and may have spent
-/// priority-10 budget). Each activity gets a lane: a send starts only after the previous send
-/// of the same activity finished. Lanes of activities with nothing in flight are dropped.
+/// priority-10 budget). Each activity gets a lane: the consumer loop takes a place in it
+/// for each delivery, in queue order (``enter(activity:)``), and the send's task runs
+/// only when the sends before it in the lane finished (``run(_:_:)``).
+///
+/// A lane exists only while its activity has sends in flight; the common case (no other
+/// send of the activity in flight) costs two locks and no task or continuation.
 final class ActivityLanes: Sendable {
+    /// A place in an activity's lane.
+    struct Ticket: Sendable {
+        fileprivate let activity: String?
+        fileprivate let number: UInt64
+        fileprivate let isFirst: Bool
+    }
+
     private struct Lane {
-        var id: UInt64
-        var tail: Task<Void, Never>
+        /// Tickets in line, the one running first.
+        var line: [UInt64] = []
+        /// Tickets whose task waits for its turn.
+        var waiting: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 
-    private let lanes = Mutex<(next: UInt64, byActivity: [String: Lane])>((0, [:]))
+    private struct State {
+        var nextNumber: UInt64 = 0
+        var lanes: [String: Lane] = [:]
+    }
 
-    /// Runs `work` after the previous work of `activity` (immediately when there is none or
-    /// the activity is unknown), and returns when it is done.
-    func run(activity: String?, _ work: @escaping @Sendable () async -> Void) async {
-        guard let activity else { return await work() }
-        let task = lanes.withLock { state -> Task<Void, Never> in
-            let previous = state.byActivity[activity]?.tail
-            let id = state.next
-            state.next += 1
-            let tail = Task {
-                await previous?.value
-                await work()
-                self.finished(activity: activity, id: id)
+    private let state = Mutex(State())
+
+    /// Takes the next place in `activity`'s lane. Call in queue order.
+    func enter(activity: String?) -> Ticket {
+        guard let activity else { return Ticket(activity: nil, number: 0, isFirst: true) }
+        return state.withLock { state in
+            let number = state.nextNumber
+            state.nextNumber += 1
+            state.lanes[activity, default: Lane()].line.append(number)
+            return Ticket(activity: activity, number: number, isFirst: state.lanes[activity]!.line.count == 1)
+        }
+    }
+
+    /// Runs `work` once every earlier ticket of the lane finished, then lets the next run.
+    func run(_ ticket: Ticket, _ work: () async -> Void) async {
+        guard let activity = ticket.activity else { return await work() }
+        if !ticket.isFirst {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let runNow = state.withLock { state -> Bool in
+                    // The tickets before it may all have finished already.
+                    if state.lanes[activity]?.line.first == ticket.number { return true }
+                    state.lanes[activity]?.waiting[ticket.number] = continuation
+                    return false
+                }
+                if runNow { continuation.resume() }
             }
-            state.byActivity[activity] = Lane(id: id, tail: tail)
-            return tail
         }
-        await task.value
-    }
-
-    private func finished(activity: String, id: UInt64) {
-        lanes.withLock { state in
-            if state.byActivity[activity]?.id == id { state.byActivity[activity] = nil }
+        await work()
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard var lane = state.lanes[activity] else { return nil }
+            lane.line.removeFirst()
+            guard let following = lane.line.first else {
+                state.lanes[activity] = nil
+                return nil
+            }
+            let next = lane.waiting.removeValue(forKey: following)
+            state.lanes[activity] = lane
+            return next
         }
+        // When the next ticket's task is not waiting yet, it finds itself first in line.
+        next?.resume()
     }
 
     /// Activities with sends in flight (for tests and metrics).
-    var activeCount: Int { lanes.withLock { $0.byActivity.count } }
+    var activeCount: Int { state.withLock { $0.lanes.count } }
 }

@@ -102,12 +102,34 @@ struct PushJobHandler: Sendable {
             return
         }
 
-        let resolution = await send(job, via: client)
+        let destination: Destination
+        switch job.target {
+        case .device(let token, _):
+            destination = .device(token: token)
+        case .channel(let key):
+            do {
+                destination = .channel(id: try await channels.openChannel(domain: job.domain, key: key, client: client).channelID)
+            } catch let error as APNsError {
+                // Creating the channel failed at APNs: the same outcomes as a failed send.
+                try await record(SendResolution(error), job: job, body: delivery.body,
+                                 messageID: delivery.properties.messageID, attempt: attempt, client: client, channelID: nil)
+                return
+            }
+        }
+        let resolution = await send(job, to: destination, via: client)
+        var channelID: String?
+        if case .channel(let id) = destination { channelID = id }
         try await record(resolution, job: job, body: delivery.body, messageID: delivery.properties.messageID,
-                         attempt: attempt, client: client)
+                         attempt: attempt, client: client, channelID: channelID)
     }
 
-    private func send(_ job: PushJob, via client: APNsClient) async -> SendResolution {
+    /// Where a job goes at APNs, its channel resolved.
+    private enum Destination {
+        case device(token: String)
+        case channel(id: String)
+    }
+
+    private func send(_ job: PushJob, to destination: Destination, via client: APNsClient) async -> SendResolution {
         let priority: APNsPriority = job.priority == .high ? .high : .low
         let started = ContinuousClock.now
         defer {
@@ -115,8 +137,8 @@ struct PushJobHandler: Sendable {
             metrics.sent(durationNanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
         }
         do throws(APNsError) {
-            switch job.target {
-            case .device(let token, _):
+            switch destination {
+            case .device(let token):
                 _ = try await client.send(
                     APNsLiveActivityPush(
                         deviceToken: token,
@@ -142,15 +164,16 @@ struct PushJobHandler: Sendable {
     // MARK: Outcomes
 
     private func record(
-        _ resolution: SendResolution, job: PushJob, body: Data, messageID: String?, attempt: Attempt, client: APNsClient
+        _ resolution: SendResolution, job: PushJob, body: Data, messageID: String?, attempt: Attempt, client: APNsClient,
+        channelID: String?
     ) async throws {
         switch resolution {
         case .delivered:
             if case .device(let token, _) = job.target { backoff.delivered(token) }
             metrics.finished("delivered")
             await traces.append([trace(job, .apnsOutcome, "delivered (200), attempt \(attempt.count + 1)")])
-            if job.isTerminal, case .channel(let channelID) = job.target {
-                await closeChannel(job: job, channelID: channelID, client: client)
+            if job.isTerminal, case .channel(let key) = job.target, let channelID {
+                await closeChannel(job: job, key: key, channelID: channelID, client: client)
             }
 
         case .tokenUnregistered(let unregisteredAt):
@@ -236,9 +259,9 @@ struct PushJobHandler: Sendable {
         )
     }
 
-    private func closeChannel(job: PushJob, channelID: String, client: APNsClient) async {
+    private func closeChannel(job: PushJob, key: String, channelID: String, client: APNsClient) async {
         do {
-            try await channels.closeChannel(domain: job.domain, key: job.activityId, channelID: channelID, client: client)
+            try await channels.closeChannel(domain: job.domain, key: key, channelID: channelID, client: client)
         } catch {
             // The end was delivered; a channel left open only costs quota, so this is not
             // worth retrying the push for. On-call sees it in the log.

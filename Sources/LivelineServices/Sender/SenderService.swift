@@ -119,8 +119,8 @@ public final class SenderService: Service {
                     }
                     inFlight += 1
                     // One activity's jobs go out in queue order; others run beside them.
-                    let activity = delivery.properties.headers[SenderHeaders.activity]?.stringValue
-                    group.addTask { await lanes.run(activity: activity) { await handler.handle(delivery) } }
+                    let ticket = lanes.enter(activity: delivery.properties.headers[SenderHeaders.activity]?.stringValue)
+                    group.addTask { await lanes.run(ticket) { await handler.handle(delivery) } }
                 }
             } catch {
                 // The broker cancelled the consumer (queue deleted) or the connection was
