@@ -12,6 +12,25 @@ enum Events {
     /// lifetime and each one falls in its own second.
     static let base = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 600).rounded(.down) + 0.120)
 
+    /// A generic domain, configured purely as data: flights. Boarding buzzes once.
+    static let flight = DomainConfiguration(
+        name: "flight", kind: .generic, attributesType: "FlightAttributes", bundleId: TranslatorHarness.bundleId,
+        policy: DomainPolicy(
+            staleAfterSeconds: 1_800,
+            statuses: [
+                "boarding": StatusPolicy(alert: AlertTemplate(title: "Boarding", body: "Gate {gate}"), priority: .high),
+                "landed": StatusPolicy(isTerminal: true, dismissal: .immediate),
+            ]
+        )
+    )
+
+    static func flight(_ activity: String, _ status: String, gate: String, at seconds: Double) -> LivelineEvent {
+        .generic(
+            domain: "flight", activityId: activity, userId: "u-9", status: status,
+            contentState: .object(["status": .string(status), "gate": .string(gate)]),
+            id: "\(activity)-\(status)-\(Int(seconds))", time: base.addingTimeInterval(seconds))
+    }
+
     static let rideAttributes = RideAttributes(riderName: "Jordan", pickupLocation: "123 Main St", dropoffLocation: "456 Oak Ave")
 
     static func rideState(_ status: RideStatus, distance: Double = 3.2) -> RideAttributes.ContentState {

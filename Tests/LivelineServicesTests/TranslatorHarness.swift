@@ -16,7 +16,11 @@ import Testing
 /// `ServiceGroup`, with a topology of its own so tests never see each other's messages.
 struct TranslatorHarness {
     static let bundleId = "com.example.liveline"
-    static let translator = Translator(configuration: .standard(bundleId: bundleId))
+    static let translator: Translator = {
+        var configuration = TranslatorConfiguration.standard(bundleId: bundleId)
+        configuration.domains.append(Events.flight)
+        return Translator(configuration: configuration)
+    }()
 
     let topology: LivelineTopology
     let store: any ActivityStore

@@ -141,6 +141,41 @@ struct TranslatorServiceTests {
         }
     }
 
+    /// The store keeps the last event's id and status, so what happened in an earlier batch
+    /// is known exactly: a redelivered copy is a duplicate (not stale), and a generic
+    /// domain's entry alert fires once, not on every update in the same status.
+    @Test(arguments: StoreKind.available)
+    func earlierBatchesAreRememberedExactly(store: StoreKind) async throws {
+        try await withBroker {
+            try await TranslatorHarness.run(store: store) { harness, _ in
+                try await harness.registerUpdateToken(Events.tokenA, activity: "r-8", user: "u-9")
+                try await harness.registerUpdateToken(Events.tokenA, activity: "f-1", user: "u-9", domain: "flight")
+                let sendQueue = harness.topology.sendQueue
+                let first = try Events.ride("r-8", .driverEnRoute, at: 60)
+                try await harness.publisher.publish(first)
+                try await harness.publisher.publish(Events.flight("f-1", "boarding", gate: "A1", at: 60))
+                try await eventually("first jobs") { try await harness.control.messageCount(queue: sendQueue) == 2 }
+
+                try await harness.publisher.publish(first)
+                try await harness.publisher.publish(Events.flight("f-1", "boarding", gate: "A2", at: 70))
+                try await eventually("gate change job") { try await harness.control.messageCount(queue: sendQueue) == 3 }
+                try await eventually("duplicate counted") {
+                    harness.metrics.total("liveline_translator_events_dropped_total", [("reason", "duplicate")]) == 1
+                }
+                #expect(harness.metrics.total("liveline_translator_events_dropped_total", [("reason", "stale")]) == 0)
+
+                let consumer = try await harness.control.consume(queue: sendQueue, prefetch: 10)
+                let flights = try await harness.jobs(3, consumer: consumer).map(\.job).filter { $0.domain == "flight" }
+                await consumer.close()
+                let alerts = try flights.map { try JSONValue.parse($0.payload)["aps"]?["alert"] }
+                #expect(flights.count == 2)
+                #expect(alerts[0]?["body"] == .string("Gate A1"))
+                #expect(alerts[1] == nil, "the second boarding update must not buzz again")
+                #expect(flights.map(\.priority) == [.high, .low])
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.available)
     func pushToStartSendsAStartAndMarksTheTokenUsed(store: StoreKind) async throws {
         try await withBroker {

@@ -23,6 +23,37 @@ struct ChangeConformanceTests {
     }
 
     @Test(arguments: StoreKind.underTest)
+    func eventIDStatusPushTimestampAndStartAreKept(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            var first = Fixtures.change("r-1", at: 1)
+            first.eventID = "e-1"
+            first.status = "driverAssigned"
+            first.pushTimestamp = 1_795_000_000
+            first.pushToStartSentAt = Fixtures.time(1)
+            _ = try await store.applyChanges([first])
+            let stored = try #require(try await store.activity(id: "r-1"))
+            #expect(stored.lastEventID == "e-1")
+            #expect(stored.lastStatus == "driverAssigned")
+            #expect(stored.lastPushTimestamp == 1_795_000_000)
+            #expect(stored.pushToStartSentAt == Fixtures.time(1))
+
+            // A change that sent nothing keeps the last push timestamp; the first start stays.
+            var second = Fixtures.change("r-1", at: 2)
+            second.eventID = "e-2"
+            second.status = "driverArrived"
+            second.pushToStartSentAt = Fixtures.time(2)
+            _ = try await store.applyChanges([second])
+            let snapshot = try #require(try await store.loadSnapshots([
+                SnapshotRequest(activityID: "r-1", userID: "u-1", attributesType: "RideAttributes"),
+            ])["r-1"]?.activity)
+            #expect(snapshot.lastEventID == "e-2")
+            #expect(snapshot.lastStatus == "driverArrived")
+            #expect(snapshot.lastPushTimestamp == 1_795_000_000)
+            #expect(snapshot.pushToStartSentAt == Fixtures.time(1))
+        }
+    }
+
+    @Test(arguments: StoreKind.underTest)
     func onlyNewerEventsApply(kind: StoreKind) async throws {
         try await kind.withStore { (store: any ActivityStore) async throws in
             _ = try await store.applyChanges([Fixtures.change("r-1", at: 5)])

@@ -15,9 +15,9 @@ struct MigrationTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(versions == [1, 1])
+            #expect(versions == [2, 2])
             let reopened = try SQLiteLivelineStore(configuration: .init(path: path))
-            #expect(try await reopened.schemaVersion() == 1)
+            #expect(try await reopened.schemaVersion() == 2)
         }
     }
 
@@ -34,9 +34,10 @@ struct MigrationTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(versions == [1, 1, 1])
+            #expect(versions == [2, 2, 2])
             let rows = try await client.query("SELECT count(*) FROM schema_version").decode(Int64.self)
-            for try await count in rows { #expect(count == 1) }
+            // One row per migration, each applied once.
+            for try await count in rows { #expect(count == 2) }
         }
     }
 }

@@ -19,14 +19,11 @@ struct ActivityState: Sendable {
 extension ActivityState {
     /// Maps the store's snapshot onto the core's types.
     ///
-    /// The store keeps less than the core's snapshot describes, so some fields are
-    /// derived (see the README's "store gaps"):
-    /// - a pending row (an app registered a token before the first event) is no snapshot
-    ///   at all: no event was applied yet;
-    /// - `lastStatus` is read back from the stored content-state (typed domains only);
-    /// - `lastPushTimestamp` is the last event's second, which is what was sent unless a
-    ///   same-second bump happened in an earlier batch;
-    /// - a used push-to-start token is left out, which is what stops a second start.
+    /// A pending row (an app registered a token before the first event) is no snapshot at
+    /// all: no event was applied yet. Rows written before the store kept the last status
+    /// and push timestamp (schema version 1) get them derived: the status from the stored
+    /// content-state (typed domains), the timestamp from the last event's second. A used
+    /// push-to-start token is left out, which is what stops a second start.
     init(stored: StoredSnapshot, domain: DomainConfiguration?) {
         let record = stored.activity
         var snapshot: LivelineCore.ActivitySnapshot?
@@ -36,10 +33,12 @@ extension ActivityState {
                 id: record.id, domain: record.domain, attributesType: record.attributesType, userId: record.userID,
                 attributes: record.attributes.flatMap(Self.json),
                 lastContentState: contentState,
-                lastStatus: domain.flatMap { Self.status(in: contentState, kind: $0.kind) },
+                lastStatus: record.lastStatus ?? domain.flatMap { Self.status(in: contentState, kind: $0.kind) },
+                lastEventId: record.lastEventID,
                 lastEventTime: EventTime(lastEventAt),
-                lastPushTimestamp: EventTime(lastEventAt).unixSeconds,
+                lastPushTimestamp: record.lastPushTimestamp ?? EventTime(lastEventAt).unixSeconds,
                 startedAt: record.startedAt.map(EventTime.init),
+                pushToStartSentAt: record.pushToStartSentAt.map(EventTime.init),
                 endedAt: record.endedAt.map(EventTime.init),
                 endReason: record.endReason
             )

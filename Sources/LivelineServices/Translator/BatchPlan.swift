@@ -110,9 +110,13 @@ struct BatchPlan {
     ///
     /// The store keeps only the latest state, so the rewound snapshot forgets the previous
     /// status, content-state and push timestamp: the job id and content-state are the same,
-    /// though the alert is chosen as for a first event. If the earlier publish did reach the broker, the sender sees the same message id.
+    /// though the alert is chosen as for a first event. If the earlier publish did reach the
+    /// broker, the sender sees the same message id.
     static func rewound(_ snapshot: LivelineCore.ActivitySnapshot?, for event: DomainEvent) -> LivelineCore.ActivitySnapshot? {
-        guard var snapshot, snapshot.lastEventTime == event.time, snapshot.lastContentState == event.contentState else {
+        // Rows from schema version 1 have no event id: the time and state must do.
+        guard var snapshot, snapshot.lastEventId == nil || snapshot.lastEventId == event.id,
+            snapshot.lastEventTime == event.time, snapshot.lastContentState == event.contentState
+        else {
             return nil
         }
         snapshot.lastEventTime = nil
@@ -120,6 +124,7 @@ struct BatchPlan {
         snapshot.lastStatus = nil
         snapshot.lastContentState = nil
         snapshot.lastPushTimestamp = nil
+        if snapshot.pushToStartSentAt == event.time { snapshot.pushToStartSentAt = nil }
         if snapshot.endedAt == event.time {
             snapshot.endedAt = nil
             snapshot.endReason = nil
@@ -135,7 +140,9 @@ struct BatchPlan {
             attributes: event.attributes.map(Self.text),
             contentState: Self.text(event.contentState),
             eventTime: event.time.date,
-            end: snapshot.endedAt.map { ActivityChange.End(at: $0.date, reason: snapshot.endReason ?? "ended") }
+            end: snapshot.endedAt.map { ActivityChange.End(at: $0.date, reason: snapshot.endReason ?? "ended") },
+            eventID: event.id, status: event.status, pushTimestamp: snapshot.lastPushTimestamp,
+            pushToStartSentAt: snapshot.pushToStartSentAt?.date
         )
     }
 

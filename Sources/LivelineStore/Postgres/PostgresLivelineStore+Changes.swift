@@ -75,14 +75,22 @@ extension PostgresLivelineStore {
         let times = changes.map { $0.eventTime.millisecondsSince1970 }
         let endTimes = changes.map { $0.end?.at.millisecondsSince1970 ?? -1 }
         let endReasons = changes.map { $0.end?.reason ?? "" }
+        let eventIDs = changes.map { $0.eventID ?? "" }
+        let statuses = changes.map { $0.status ?? "" }
+        let pushTimes = changes.map { $0.pushTimestamp ?? -1 }
+        let startsSent = changes.map { $0.pushToStartSentAt?.millisecondsSince1970 ?? -1 }
         let query: PostgresQuery = """
             INSERT INTO activities AS a (id, domain, attributes_type, user_id, attributes, content_state,
-                                         last_event_ms, started_ms, ended_ms, end_reason)
+                                         last_event_ms, started_ms, ended_ms, end_reason,
+                                         last_event_id, last_status, last_push_s, push_to_start_sent_ms)
             SELECT id, domain, attributes_type, user_id, NULLIF(attributes, ''), content_state,
-                   event_ms, event_ms, NULLIF(ended_ms, -1), NULLIF(end_reason, '')
+                   event_ms, event_ms, NULLIF(ended_ms, -1), NULLIF(end_reason, ''),
+                   NULLIF(event_id, ''), NULLIF(status, ''), NULLIF(push_s, -1), NULLIF(start_sent_ms, -1)
             FROM unnest(\(ids)::text[], \(domains)::text[], \(types)::text[], \(users)::text[], \(attributes)::text[],
-                        \(states)::text[], \(times)::int8[], \(endTimes)::int8[], \(endReasons)::text[])
-                 AS i(id, domain, attributes_type, user_id, attributes, content_state, event_ms, ended_ms, end_reason)
+                        \(states)::text[], \(times)::int8[], \(endTimes)::int8[], \(endReasons)::text[],
+                        \(eventIDs)::text[], \(statuses)::text[], \(pushTimes)::int8[], \(startsSent)::int8[])
+                 AS i(id, domain, attributes_type, user_id, attributes, content_state, event_ms, ended_ms, end_reason,
+                      event_id, status, push_s, start_sent_ms)
             ORDER BY id
             ON CONFLICT (id) DO UPDATE SET
                 domain = EXCLUDED.domain,
@@ -93,7 +101,11 @@ extension PostgresLivelineStore {
                 last_event_ms = EXCLUDED.last_event_ms,
                 started_ms = COALESCE(a.started_ms, EXCLUDED.started_ms),
                 ended_ms = EXCLUDED.ended_ms,
-                end_reason = EXCLUDED.end_reason
+                end_reason = EXCLUDED.end_reason,
+                last_event_id = EXCLUDED.last_event_id,
+                last_status = EXCLUDED.last_status,
+                last_push_s = COALESCE(EXCLUDED.last_push_s, a.last_push_s),
+                push_to_start_sent_ms = COALESCE(a.push_to_start_sent_ms, EXCLUDED.push_to_start_sent_ms)
             WHERE a.ended_ms IS NULL AND (a.last_event_ms IS NULL OR a.last_event_ms < EXCLUDED.last_event_ms)
             RETURNING a.id
             """

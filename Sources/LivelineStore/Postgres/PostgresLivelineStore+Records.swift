@@ -95,20 +95,25 @@ extension PostgresLivelineStore {
     }
 
     public func activity(id: String) async throws -> ActivityRecord? {
-        for try await (domain, type, owner, attributes, contentState, lastEvent, started, ended, endReason, spent, window)
+        for try await (domain, type, owner, attributes, contentState, lastEvent, started, ended, endReason, spent, window,
+                       lastEventID, lastStatus, lastPush, startSent)
             in try await client.query("""
                 SELECT domain, attributes_type, user_id, attributes, content_state, last_event_ms, started_ms, ended_ms,
-                       end_reason, budget_spent, budget_window_ms
+                       end_reason, budget_spent, budget_window_ms, last_event_id, last_status, last_push_s,
+                       push_to_start_sent_ms
                 FROM activities WHERE id = \(id)
                 """, logger: logger).decode(
-                    (String, String, String, String?, String?, Int64?, Int64?, Int64?, String?, Int64, Int64?).self)
+                    (String, String, String, String?, String?, Int64?, Int64?, Int64?, String?, Int64, Int64?,
+                     String?, String?, Int64?, Int64?).self)
         {
             return ActivityRecord(
                 id: id, domain: domain, attributesType: type, userID: owner, attributes: attributes,
                 contentState: contentState, lastEventAt: Date(millisecondsSince1970: lastEvent),
                 startedAt: Date(millisecondsSince1970: started), endedAt: Date(millisecondsSince1970: ended),
                 endReason: endReason,
-                budget: PriorityBudget(spent: Int(spent), windowStart: Date(millisecondsSince1970: window)))
+                budget: PriorityBudget(spent: Int(spent), windowStart: Date(millisecondsSince1970: window)),
+                lastEventID: lastEventID, lastStatus: lastStatus, lastPushTimestamp: lastPush,
+                pushToStartSentAt: Date(millisecondsSince1970: startSent))
         }
         return nil
     }

@@ -15,6 +15,7 @@ extension PostgresLivelineStore {
             SELECT i.id, i.user_id, i.attributes_type,
                    a.domain, a.attributes_type, a.user_id, a.attributes, a.content_state, a.last_event_ms,
                    a.started_ms, a.ended_ms, a.end_reason, a.budget_spent, a.budget_window_ms,
+                   a.last_event_id, a.last_status, a.last_push_s, a.push_to_start_sent_ms,
                    ARRAY(SELECT t.device_id FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
                    ARRAY(SELECT t.token FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
                    ARRAY(SELECT t.registered_ms FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
@@ -29,10 +30,12 @@ extension PostgresLivelineStore {
         for try await row in try await client.query(query, logger: logger) {
             let (id, userID, attributesType,
                  domain, type, owner, attributes, contentState, lastEvent, started, ended, endReason, spent, window,
+                 lastEventID, lastStatus, lastPush, startSent,
                  deviceIDs, tokens, registered,
                  p2sToken, p2sRegistered, p2sUsed, enabled, frequent) = try row.decode(
                 (String, String, String,
                  String?, String?, String?, String?, String?, Int64?, Int64?, Int64?, String?, Int64?, Int64?,
+                 String?, String?, Int64?, Int64?,
                  [String], [String], [Int64],
                  String?, Int64?, Int64?, Bool?, Bool?).self)
             var activity: ActivityRecord?
@@ -42,7 +45,9 @@ extension PostgresLivelineStore {
                     contentState: contentState, lastEventAt: Date(millisecondsSince1970: lastEvent),
                     startedAt: Date(millisecondsSince1970: started), endedAt: Date(millisecondsSince1970: ended),
                     endReason: endReason,
-                    budget: PriorityBudget(spent: Int(spent ?? 0), windowStart: Date(millisecondsSince1970: window)))
+                    budget: PriorityBudget(spent: Int(spent ?? 0), windowStart: Date(millisecondsSince1970: window)),
+                    lastEventID: lastEventID, lastStatus: lastStatus, lastPushTimestamp: lastPush,
+                    pushToStartSentAt: Date(millisecondsSince1970: startSent))
             }
             var updateTokens: [UpdateToken] = []
             if let activity, !(activity.status == .pending && activity.userID != userID) {

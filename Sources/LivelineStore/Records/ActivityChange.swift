@@ -15,6 +15,14 @@ public struct ActivityChange: Sendable, Hashable {
     public var eventTime: Date
     /// Set when the change ends the activity.
     public var end: End?
+    /// The event's id and status.
+    public var eventID: String?
+    public var status: String?
+    /// The `aps.timestamp` sent for the activity so far (Unix seconds); `nil` keeps what
+    /// is stored.
+    public var pushTimestamp: Int64?
+    /// When a push-to-start went out for the activity; the first one stored stays.
+    public var pushToStartSentAt: Date?
 
     /// How an activity ended.
     public struct End: Sendable, Hashable {
@@ -28,7 +36,8 @@ public struct ActivityChange: Sendable, Hashable {
 
     public init(
         activityID: String, domain: String, attributesType: String, userID: String,
-        attributes: String? = nil, contentState: String, eventTime: Date, end: End? = nil
+        attributes: String? = nil, contentState: String, eventTime: Date, end: End? = nil,
+        eventID: String? = nil, status: String? = nil, pushTimestamp: Int64? = nil, pushToStartSentAt: Date? = nil
     ) {
         self.activityID = activityID
         self.domain = domain
@@ -38,5 +47,9 @@ public struct ActivityChange: Sendable, Hashable {
         self.contentState = contentState
         self.eventTime = eventTime
         self.end = end
+        self.eventID = eventID
+        self.status = status
+        self.pushTimestamp = pushTimestamp
+        self.pushToStartSentAt = pushToStartSentAt
     }
 }

@@ -25,12 +25,21 @@ public struct ActivityRecord: Sendable, Hashable, Codable {
     public var endReason: String?
     /// The priority-10 budget state.
     public var budget: PriorityBudget
+    /// The id of the last applied event: a redelivered copy is a duplicate, not stale.
+    public var lastEventID: String?
+    /// The status of the last applied event: entry alerts fire only when it changes.
+    public var lastStatus: String?
+    /// The last `aps.timestamp` sent (Unix seconds); the next push must be newer.
+    public var lastPushTimestamp: Int64?
+    /// When a push-to-start was sent for it (at most one per activity).
+    public var pushToStartSentAt: Date?
 
     public init(
         id: String, domain: String, attributesType: String, userID: String,
         attributes: String? = nil, contentState: String? = nil, lastEventAt: Date? = nil,
         startedAt: Date? = nil, endedAt: Date? = nil, endReason: String? = nil,
-        budget: PriorityBudget = PriorityBudget()
+        budget: PriorityBudget = PriorityBudget(), lastEventID: String? = nil, lastStatus: String? = nil,
+        lastPushTimestamp: Int64? = nil, pushToStartSentAt: Date? = nil
     ) {
         self.id = id
         self.domain = domain
@@ -43,6 +52,10 @@ public struct ActivityRecord: Sendable, Hashable, Codable {
         self.endedAt = endedAt
         self.endReason = endReason
         self.budget = budget
+        self.lastEventID = lastEventID
+        self.lastStatus = lastStatus
+        self.lastPushTimestamp = lastPushTimestamp
+        self.pushToStartSentAt = pushToStartSentAt
     }
 
     /// Derived from the times: no event yet is pending, an end time is ended.

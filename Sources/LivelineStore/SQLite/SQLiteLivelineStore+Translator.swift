@@ -34,15 +34,15 @@ extension SQLiteLivelineStore {
                     }
                 }
                 var pushToStart: PushToStartToken?
-                if let token: String = row[12] {
+                if let token: String = row[16] {
                     pushToStart = PushToStartToken(
                         userID: request.userID, attributesType: request.attributesType, token: token,
-                        registeredAt: Date(millisecondsSince1970: row[13]),
-                        usedAt: (row[14] as Int64?).map(Date.init(millisecondsSince1970:)))
+                        registeredAt: Date(millisecondsSince1970: row[17]),
+                        usedAt: (row[18] as Int64?).map(Date.init(millisecondsSince1970:)))
                 }
                 var preferences = UserPreferences.defaults
-                if let enabled: Bool = row[15] {
-                    preferences = UserPreferences(activitiesEnabled: enabled, frequentPushesEnabled: row[16])
+                if let enabled: Bool = row[19] {
+                    preferences = UserPreferences(activitiesEnabled: enabled, frequentPushesEnabled: row[20])
                 }
                 snapshots[request.activityID] = ActivitySnapshot(
                     activity: activity, updateTokens: updateTokens, pushToStartToken: pushToStart, preferences: preferences)
@@ -63,8 +63,9 @@ extension SQLiteLivelineStore {
             // The condition sits in the upsert itself so check and write are one statement.
             let upsert = try db.cachedStatement(sql: """
                 INSERT INTO activities (id, domain, attributes_type, user_id, attributes, content_state,
-                                        last_event_ms, started_ms, ended_ms, end_reason)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9)
+                                        last_event_ms, started_ms, ended_ms, end_reason,
+                                        last_event_id, last_status, last_push_s, push_to_start_sent_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
                 ON CONFLICT (id) DO UPDATE SET
                     domain = excluded.domain,
                     attributes_type = excluded.attributes_type,
@@ -74,7 +75,11 @@ extension SQLiteLivelineStore {
                     last_event_ms = excluded.last_event_ms,
                     started_ms = COALESCE(activities.started_ms, excluded.started_ms),
                     ended_ms = excluded.ended_ms,
-                    end_reason = excluded.end_reason
+                    end_reason = excluded.end_reason,
+                    last_event_id = excluded.last_event_id,
+                    last_status = excluded.last_status,
+                    last_push_s = COALESCE(excluded.last_push_s, activities.last_push_s),
+                    push_to_start_sent_ms = COALESCE(activities.push_to_start_sent_ms, excluded.push_to_start_sent_ms)
                 WHERE activities.ended_ms IS NULL
                   AND (activities.last_event_ms IS NULL OR activities.last_event_ms < excluded.last_event_ms)
                 """)
@@ -87,6 +92,7 @@ extension SQLiteLivelineStore {
                     change.activityID, change.domain, change.attributesType, change.userID, change.attributes,
                     change.contentState, change.eventTime.millisecondsSince1970,
                     change.end?.at.millisecondsSince1970, change.end?.reason,
+                    change.eventID, change.status, change.pushTimestamp, change.pushToStartSentAt?.millisecondsSince1970,
                 ])
                 if db.changesCount > 0 {
                     outcomes.append(.applied)

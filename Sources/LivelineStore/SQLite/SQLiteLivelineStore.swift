@@ -152,7 +152,8 @@ public final class SQLiteLivelineStore: ActivityStore {
     /// The activity columns in the order ``activity(from:)`` reads them.
     static let activityColumns = """
         a.id, a.domain, a.attributes_type, a.user_id, a.attributes, a.content_state, a.last_event_ms, a.started_ms,
-        a.ended_ms, a.end_reason, a.budget_spent, a.budget_window_ms
+        a.ended_ms, a.end_reason, a.budget_spent, a.budget_window_ms, a.last_event_id, a.last_status, a.last_push_s,
+        a.push_to_start_sent_ms
         """
 
     static func fetchActivity(_ db: Database, id: String) throws -> ActivityRecord? {
@@ -167,6 +168,7 @@ public final class SQLiteLivelineStore: ActivityStore {
         return ActivityRecord(
             id: id, domain: row[1], attributesType: row[2], userID: row[3], attributes: row[4], contentState: row[5],
             lastEventAt: date(6), startedAt: date(7), endedAt: date(8), endReason: row[9],
-            budget: PriorityBudget(spent: row[10], windowStart: date(11)))
+            budget: PriorityBudget(spent: row[10], windowStart: date(11)), lastEventID: row[12], lastStatus: row[13],
+            lastPushTimestamp: row[14], pushToStartSentAt: date(15))
     }
 }

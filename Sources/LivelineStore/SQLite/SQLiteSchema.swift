@@ -65,6 +65,14 @@ enum SQLiteSchema {
             CREATE INDEX activity_trace_activity ON activity_trace (activity_id, at_ms);
             CREATE INDEX activity_trace_at ON activity_trace (at_ms);
             """),
+        // What the translator needs to tell a duplicate from a stale event, a repeated
+        // status from a new one, and the aps.timestamp it last sent (ActivityRecord).
+        Migration(version: 2, sql: """
+            ALTER TABLE activities ADD COLUMN last_event_id TEXT;
+            ALTER TABLE activities ADD COLUMN last_status TEXT;
+            ALTER TABLE activities ADD COLUMN last_push_s INTEGER;
+            ALTER TABLE activities ADD COLUMN push_to_start_sent_ms INTEGER;
+            """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
