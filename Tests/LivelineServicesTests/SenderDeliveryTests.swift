@@ -80,8 +80,9 @@ import Testing
         }
     }
 
-    @Test func opensTheActivitysChannelOnFirstUseBroadcastsAndDeletesItAfterTheEnd() async throws {
-        try await withSender { harness in
+    @Test(arguments: StoreKind.available)
+    func opensTheActivitysChannelOnFirstUseBroadcastsAndDeletesItAfterTheEnd(store: StoreKind) async throws {
+        try await withSender(store: store) { harness in
             let gameID = "game-\(UUID().uuidString.prefix(6))"
             let first = makeJob(target: .channel(key: gameID), activityID: gameID)
             try await harness.publish([first])
@@ -111,8 +112,9 @@ import Testing
         }
     }
 
-    @Test func keeperReusesALiveChannel() async throws {
-        try await withSender { harness in
+    @Test(arguments: StoreKind.available)
+    func keeperReusesALiveChannel(store: StoreKind) async throws {
+        try await withSender(store: store) { harness in
             let client = harness.client()
             let keeper = ChannelKeeper(store: harness.store, logger: SenderBroker.logger)
             let channel = try await keeper.openChannel(domain: "score", key: "g-1", client: client)

@@ -1,6 +1,7 @@
 import APNsSimulator
 import Foundation
 import LivelineAMQP
+import LivelineAPNs
 import LivelineCore
 import LivelineServices
 import LivelineStore
@@ -44,6 +45,44 @@ import Testing
             #expect(letter.message.contains("InternalServerError"))
             #expect(headers["x-liveline-reason"]?.stringValue == "retries-exhausted")
             #expect(harness.simulator.statistics.responsesByStatus[500] == 3)
+        }
+    }
+
+    /// APNs answers 403 ExpiredProviderToken when it thinks the token is over an hour old:
+    /// the client mints a new one once and resends; the job is delivered and acked.
+    @Test func expiredProviderTokenIsRefreshedOnceAndThePushDelivered() async throws {
+        // The simulator checks iat against real time. The client's clock starts 61 minutes
+        // back, so its first token is expired for the simulator; 21 minutes later (for the
+        // client) a refresh is allowed.
+        let clock = ManualWallClock(now: Date().addingTimeInterval(-61 * 60))
+        try await withSender(clock: clock) { harness in
+            let signer = harness.client().tokenSigner
+            _ = signer.currentToken()
+            clock.advance(by: 21 * 60)
+            let token = randomDeviceToken()
+            try await harness.publish([makeJob(target: .device(token: token, kind: .update))])
+            try await eventually("delivered with a fresh token") {
+                harness.simulator.deliveries(toDevice: token).count == 1
+            }
+            #expect(harness.simulator.statistics.responsesByStatus[403] == 1)
+            #expect(signer.mintCount == 2, "one refresh")
+            #expect(try await harness.messageCount(harness.topology.deadQueue) == 0)
+        }
+    }
+
+    /// A token APNs keeps refusing (here: refused again inside the 20-minute refresh floor)
+    /// is an app-wide problem: the job waits through the tiers rather than being dropped.
+    @Test func providerTokenStillRefusedGoesThroughTheTiers() async throws {
+        let clock = ManualWallClock(now: Date().addingTimeInterval(-61 * 60))
+        try await withSender(clock: clock) { harness in
+            let token = randomDeviceToken()
+            try await harness.publish([makeJob(target: .device(token: token, kind: .update))])
+            let (letter, _) = try #require(try await harness.deadLetters(1).first)
+            #expect(letter.reason == .retriesExhausted)
+            #expect(letter.attempts == 3)
+            #expect(letter.message.contains("ExpiredProviderToken"))
+            #expect(harness.client().tokenSigner.mintCount == 1, "never refreshed twice within 20 minutes")
+            #expect(harness.simulator.deliveries(toDevice: token).isEmpty)
         }
     }
 
@@ -111,8 +150,9 @@ import Testing
         }
     }
 
-    @Test func retriedUpdateSupersededByANewerEventIsDropped() async throws {
-        try await withSender { harness in
+    @Test(arguments: StoreKind.available)
+    func retriedUpdateSupersededByANewerEventIsDropped(store: StoreKind) async throws {
+        try await withSender(store: store) { harness in
             let token = randomDeviceToken()
             let activity = "r-sup-\(UUID().uuidString.prefix(6))"
             let older = makeJob(target: .device(token: token, kind: .update), activityID: activity)

@@ -86,7 +86,8 @@ func makeJob(
     )
 }
 
-/// Everything a sender test needs, all real: broker, SQLite store, simulator over HTTP/2 + TLS.
+/// Everything a sender test needs, all real: broker, SQLite or PostgreSQL store, simulator
+/// over HTTP/2 + TLS.
 struct SenderHarness {
     let topology: LivelineTopology
     let simulator: APNsSimulator
@@ -185,15 +186,19 @@ func withSender<T: Sendable>(
     bundleIDs: [String] = ["com.example.rides"],
     tiers: [LivelineTopology.RetryTier] = [.init(name: "1s", delay: .seconds(1)), .init(name: "1s-again", delay: .seconds(1))],
     simulator simulatorConfiguration: APNsSimulatorConfiguration = .init(),
+    clock: any WallClock = SystemWallClock(),
+    store kind: StoreKind = .sqlite,
     settings configure: (inout SenderSettings) -> Void = { _ in },
     afterShutdown: (SenderHarness, SenderShutdownReport) async throws -> Void = { _, _ in },
     _ body: (SenderHarness) async throws -> T
 ) async throws -> T {
     // Shares the broker with other tests, but never while one restarts or freezes it.
     try await withBroker {
-        try await runSender(
-            bundleIDs: bundleIDs, tiers: tiers, simulator: simulatorConfiguration, settings: configure,
-            afterShutdown: afterShutdown, body)
+        try await kind.withStore { store in
+            try await runSender(
+                bundleIDs: bundleIDs, tiers: tiers, simulator: simulatorConfiguration, clock: clock, store: store,
+                settings: configure, afterShutdown: afterShutdown, body)
+        }
     }
 }
 
@@ -201,6 +206,8 @@ private func runSender<T: Sendable>(
     bundleIDs: [String],
     tiers: [LivelineTopology.RetryTier],
     simulator simulatorConfiguration: APNsSimulatorConfiguration,
+    clock: any WallClock,
+    store: any ActivityStore,
     settings configure: (inout SenderSettings) -> Void,
     afterShutdown: (SenderHarness, SenderShutdownReport) async throws -> Void,
     _ body: (SenderHarness) async throws -> T
@@ -219,12 +226,10 @@ private func runSender<T: Sendable>(
                 privateKeyPEM: SenderTestKey.privateKeyPEM, endpoint: endpoint,
                 pool: .init(maximumConnections: 2, requestTimeout: .seconds(5))
             ),
+            clock: clock,
             logger: SenderBroker.logger
         )
     }
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sender-test-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let store = try SQLiteLivelineStore(configuration: .init(path: directory.appendingPathComponent("store.sqlite").path))
 
     let connection = try await SenderBroker.connect("test")
     let consuming = try await SenderBroker.connect("consume")
@@ -254,7 +259,6 @@ private func runSender<T: Sendable>(
             try? await connection.delete(exchange: exchange)
         }
         await connection.close()
-        try? FileManager.default.removeItem(at: directory)
     }
 
     do {

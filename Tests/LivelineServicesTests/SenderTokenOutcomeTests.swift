@@ -7,8 +7,9 @@ import Testing
 
 /// Answers that say a device token is dead: 410 and 400.
 @Suite struct SenderTokenOutcomeTests {
-    @Test func unregisteredTokenIsDeletedUnlessRegisteredAgainAfterThe410() async throws {
-        try await withSender { harness in
+    @Test(arguments: StoreKind.available)
+    func unregisteredTokenIsDeletedUnlessRegisteredAgainAfterThe410(store: StoreKind) async throws {
+        try await withSender(store: store) { harness in
             let goneToken = randomDeviceToken()
             let goneActivity = "r-gone-\(UUID().uuidString.prefix(6))"
             try await harness.register(goneToken, activityID: goneActivity, at: Date().addingTimeInterval(-60))
