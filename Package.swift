@@ -152,10 +152,12 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        // What every benchmark prints about its own process: peak RSS, CPU time.
+        .target(name: "LivelineBenchSupport"),
         .executableTarget(
             name: "translator-bench",
             dependencies: [
-                "LivelineServices", "LivelineProducer", "LivelineCore", "LivelineModels", "LivelineAMQP",
+                "LivelineBenchSupport", "LivelineServices", "LivelineProducer", "LivelineCore", "LivelineModels", "LivelineAMQP",
                 "LivelineMessaging", "LivelineStore",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -167,13 +169,14 @@ let package = Package(
         .executableTarget(
             name: "sender-bench",
             dependencies: [
-                "LivelineServices", "LivelineCore", "LivelineAMQP", "LivelineMessaging", "LivelineAPNs",
+                "LivelineBenchSupport", "LivelineServices", "LivelineCore", "LivelineAMQP", "LivelineMessaging", "LivelineAPNs",
                 "APNsSimulator", "LivelineStore",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The composition root: settings and the wiring of every service. Executables stay thin.
@@ -218,6 +221,7 @@ let package = Package(
         .executableTarget(
             name: "liveline-bench",
             dependencies: [
+                "LivelineBenchSupport",
                 "LivelineAMQP",
                 "LivelineMessaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -227,6 +231,7 @@ let package = Package(
         .executableTarget(
             name: "apns-bench",
             dependencies: [
+                "LivelineBenchSupport",
                 "LivelineAPNs",
                 "APNsSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),

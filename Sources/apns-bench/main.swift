@@ -1,6 +1,7 @@
 import APNsSimulator
 import Crypto
 import Foundation
+import LivelineBenchSupport
 import Histogram
 import LivelineAPNs
 
@@ -52,23 +53,6 @@ struct Options {
 
 /// User + system CPU seconds this process has used: unlike pushes/s, it does not depend on what else
 /// the machine is running.
-func cpuSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-    let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-    return user + system
-}
-
-func peakRSSMegabytes() -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-        let kilobytes = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
-        return kilobytes / 1024
-    }
-    return 0
-}
-
 let options = Options(arguments: CommandLine.arguments)
 let key: String
 if let keyFile = options.keyFile {
@@ -100,7 +84,7 @@ if let seconds = options.serveSeconds {
     try await Task.sleep(for: .seconds(seconds))
     let statistics = served.statistics
     print("simulator: \(statistics.requests) requests, statuses \(statistics.responsesByStatus), connections \(statistics.connectionsAccepted)")
-    print(String(format: "simulator peak RSS (VmHWM): %.1f MB", peakRSSMegabytes()))
+    print(String(format: "simulator peak RSS (VmHWM): %.1f MiB", ProcessUsage.peakRSSMebibytes()))
     try await served.stop()
     exit(0)
 }
@@ -199,7 +183,7 @@ nonisolated func runWorkers(
 }
 
 let clock = ContinuousClock()
-let cpuAtStart = cpuSeconds()
+let cpuAtStart = ProcessUsage.cpuSeconds()
 let start = clock.now
 let (latencies, failures) = await runWorkers(
     client: client,
@@ -209,7 +193,7 @@ let (latencies, failures) = await runWorkers(
     payloads: payloads
 )
 let elapsed = clock.now - start
-let cpuUsed = cpuSeconds() - cpuAtStart
+let cpuUsed = ProcessUsage.cpuSeconds() - cpuAtStart
 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 
 var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
@@ -230,7 +214,7 @@ if let simulator {
     let statistics = simulator.statistics
     print("simulator: \(statistics.requests) requests, statuses \(statistics.responsesByStatus), connections \(statistics.connectionsAccepted), max concurrent streams seen \(statistics.maximumObservedConcurrentStreams)")
 }
-print(String(format: "peak RSS (VmHWM): %.1f MB", peakRSSMegabytes()))
+print(String(format: "peak RSS (VmHWM): %.1f MiB", ProcessUsage.peakRSSMebibytes()))
 
 await client.shutdown()
 try await simulator?.stop()

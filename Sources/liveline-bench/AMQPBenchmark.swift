@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LivelineBenchSupport
 import LivelineAMQP
 
 /// `liveline-bench amqp`: publish-with-confirms and consume-with-acks rates on a quorum queue.
@@ -63,7 +64,7 @@ struct AMQPBenchmark: AsyncParsableCommand {
         print("  consume+ack:     \(rate(received, consumeElapsed)) (\(String(format: "%.2f", consumeElapsed.seconds)) s)")
         let left = try await publisher.messageCount(queue: queue)
         print("  left in queue:   \(left)")
-        print(String(format: "  peak RSS:        %.1f MB", peakRSSMegabytes()))
+        print(String(format: "  peak RSS:        %.1f MiB", ProcessUsage.peakRSSMebibytes()))
         try await publisher.delete(queue: queue)
         await consumerConnection.close()
         await publisher.close()

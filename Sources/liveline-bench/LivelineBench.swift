@@ -10,15 +10,6 @@ struct LivelineBench: AsyncParsableCommand {
     )
 }
 
-/// Peak resident set size of this process, from the kernel's high-water mark.
-func peakRSSMegabytes() -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-        let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
-    else { return 0 }
-    return kilobytes / 1024
-}
-
 func rate(_ count: Int, _ elapsed: Duration) -> String {
     String(format: "%.0f/s", Double(count) / elapsed.seconds)
 }

@@ -38,12 +38,3 @@ struct BenchOptions {
         }
     }
 }
-
-/// Peak resident set size of this process (VmHWM), in MiB.
-func peakRSSMegabytes() -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-        return (line.split(separator: " ").compactMap { Double($0) }.first ?? 0) / 1024
-    }
-    return 0
-}

@@ -3,12 +3,14 @@ import Crypto
 import Foundation
 import LivelineAMQP
 import LivelineAPNs
+import LivelineBenchSupport
 import LivelineCore
 import LivelineMessaging
 import LivelineServices
 import LivelineStore
 import Logging
 import Metrics
+import NIOPosix
 import ServiceLifecycle
 
 /// Fills a queue of its own with realistic push jobs and measures one `SenderService`
@@ -32,7 +34,10 @@ struct SenderBench {
             configuration: .init(
                 trustedKeys: [.init(keyID: "BENCHKEY01", teamID: "BENCHTEAM1", publicKeyPEM: publicKeyPEM)],
                 recordDeliveries: false, sendUniqueID: false
-            )
+            ),
+            // Its own event loop, apart from the client's: APNs is another machine, and a
+            // profile then tells the two apart (thread NIO-ELT-…).
+            eventLoopGroup: MultiThreadedEventLoopGroup(numberOfThreads: 1)
         )
         let port = try await simulator.start()
         let client = try APNsClient(
@@ -55,7 +60,7 @@ struct SenderBench {
         }
         await client.shutdown()
         try await simulator.stop()
-        print(String(format: "peak RSS (VmHWM): %.0f MiB", peakRSSMegabytes()))
+        print(String(format: "peak RSS (VmHWM): %.0f MiB", ProcessUsage.peakRSSMebibytes()))
     }
 
     /// Realistic jobs: ~300-byte ride updates, each to its own device token.
@@ -81,6 +86,7 @@ struct SenderBench {
     /// The APNs client against the simulator alone, with the sender's concurrency.
     static func runAPNsOnly(jobs: [PushJob], client: APNsClient, options: BenchOptions, metrics: LatencyMetrics) async throws {
         let started = ContinuousClock.now
+        let cpuStarted = ProcessUsage.cpuSeconds()
         let failures = await withTaskGroup(of: Int.self) { group in
             let workers = min(options.inFlight, jobs.count)
             for worker in 0..<workers {
@@ -108,6 +114,7 @@ struct SenderBench {
             return await group.reduce(0, +)
         }
         report(count: jobs.count, elapsed: ContinuousClock.now - started, what: "APNs client → simulator", metrics: metrics)
+        printCPU(since: cpuStarted, count: jobs.count, elapsed: ContinuousClock.now - started, what: "client and simulator")
         print("failures: \(failures)")
     }
 
@@ -166,6 +173,7 @@ struct SenderBench {
             )
             let group = ServiceGroup(configuration: .init(services: [.init(service: sender)], logger: logger))
             let started = ContinuousClock.now
+            let cpuStarted = ProcessUsage.cpuSeconds()
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
                 while metrics.finished.load(ordering: .relaxed) < jobs.count {
@@ -179,6 +187,7 @@ struct SenderBench {
             let left = try await control.messageCount(queue: topology.sendQueue)
             let dead = try await control.messageCount(queue: topology.deadQueue)
             report(count: jobs.count, elapsed: elapsed, what: "queue → sender → simulator, acked", metrics: metrics)
+            printCPU(since: cpuStarted, count: jobs.count, elapsed: elapsed, what: "sender and simulator")
             print("simulator 200s: \(simulator.statistics.responsesByStatus[200, default: 0]); left in queue after drain: \(left); dead letters: \(dead)")
         }
         for queue in [topology.sendQueue, topology.deadQueue] + topology.retryTiers.map(topology.retryQueue) {
@@ -191,6 +200,14 @@ struct SenderBench {
         await consuming.close()
         await publishing.close()
         await control.close()
+    }
+
+    /// This process's CPU over the measured window: per push, and in cores.
+    static func printCPU(since cpuStarted: Double, count: Int, elapsed: Duration, what: String) {
+        let cpu = ProcessUsage.cpuSeconds() - cpuStarted
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        print(String(format: "CPU of this process (%@): %.2f s, %.1f µs per push, %.2f cores",
+                     what, cpu, cpu / Double(count) * 1e6, cpu / seconds))
     }
 
     static func report(count: Int, elapsed: Duration, what: String, metrics: LatencyMetrics?) {

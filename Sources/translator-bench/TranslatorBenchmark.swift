@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LivelineAMQP
+import LivelineBenchSupport
 import LivelineCore
 import LivelineMessaging
 import LivelineProducer
@@ -55,7 +56,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
                 group.cancelAll()
             }
         }
-        print(String(format: "peak RSS (VmHWM): %.1f MiB", Double(Self.peakRSSKiB()) / 1024))
+        print(String(format: "peak RSS (VmHWM): %.1f MiB", ProcessUsage.peakRSSMebibytes()))
     }
 
     private func measure(_ name: String, store: any ActivityStore, logger: Logger) async throws {
@@ -107,6 +108,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
             settings: TranslatorSettings(prefetch: prefetch, maxBatchSize: batch), logger: logger, metricsFactory: metrics)
         let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: logger))
 
+        let cpuStarted = ProcessUsage.cpuSeconds()
         let elapsed = try await withThrowingTaskGroup(of: Void.self) { tasks in
             started = clock.now
             tasks.addTask { try await group.run() }
@@ -128,6 +130,9 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         let jobs = try await control.messageCount(queue: topology.sendQueue)
         let dead = try await control.messageCount(queue: topology.deadQueue)
         report(name, elapsed: elapsed, jobs: jobs, left: left, dead: dead, metrics: metrics)
+        let cpu = ProcessUsage.cpuSeconds() - cpuStarted
+        print(String(format: "  [\(name)] CPU of this process: %.2f s, %.1f µs per event, %.2f cores (the broker's is not included)",
+                     cpu, cpu / Double(events) * 1e6, cpu / Self.seconds(elapsed)))
 
         for queue in [topology.translateQueue, topology.sendQueue, topology.deadQueue] { try? await control.delete(queue: queue) }
         for exchange in [topology.eventsExchange, topology.pushExchange, topology.retryExchange, topology.deadExchange] {
@@ -202,14 +207,5 @@ struct TranslatorBenchmark: AsyncParsableCommand {
     private static func seconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
         return Double(seconds) + Double(attoseconds) / 1e18
-    }
-
-    /// VmHWM from /proc/self/status, in KiB (0 where there is no procfs).
-    private static func peakRSSKiB() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-        }
-        return 0
     }
 }
