@@ -32,3 +32,36 @@ public enum ProcessUsage {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }
+
+/// The CPU time of a local RabbitMQ (the `beam.smp` process), so a benchmark can say how
+/// much of the machine the broker took for the same work. Nil when the broker runs
+/// elsewhere or there is no procfs.
+public struct BrokerUsage: Sendable {
+    private let statPath: String
+    private let ticksPerSecond: Double
+
+    /// Finds the local broker process, if there is one.
+    public init?() {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        for pid in entries where pid.allSatisfy(\.isNumber) {
+            let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
+            if comm.hasPrefix("beam.smp") {
+                statPath = "/proc/\(pid)/stat"
+                ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+                return
+            }
+        }
+        return nil
+    }
+
+    /// User + system CPU seconds the broker used so far.
+    public func cpuSeconds() -> Double {
+        guard let stat = try? String(contentsOfFile: statPath, encoding: .utf8),
+            let afterName = stat.lastIndex(of: ")")
+        else { return 0 }
+        // Fields after the command name: state is field 3, utime 14, stime 15.
+        let fields = stat[stat.index(after: afterName)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / ticksPerSecond
+    }
+}

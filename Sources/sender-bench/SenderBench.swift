@@ -174,6 +174,8 @@ struct SenderBench {
             let group = ServiceGroup(configuration: .init(services: [.init(service: sender)], logger: logger))
             let started = ContinuousClock.now
             let cpuStarted = ProcessUsage.cpuSeconds()
+            let broker = BrokerUsage()
+            let brokerStarted = broker?.cpuSeconds() ?? 0
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
                 while metrics.finished.load(ordering: .relaxed) < jobs.count {
@@ -188,6 +190,11 @@ struct SenderBench {
             let dead = try await control.messageCount(queue: topology.deadQueue)
             report(count: jobs.count, elapsed: elapsed, what: "queue → sender → simulator, acked", metrics: metrics)
             printCPU(since: cpuStarted, count: jobs.count, elapsed: elapsed, what: "sender and simulator")
+            if let broker {
+                let brokerCPU = broker.cpuSeconds() - brokerStarted
+                print(String(format: "CPU of the local broker meanwhile: %.2f s, %.1f µs per push, %.2f cores",
+                             brokerCPU, brokerCPU / Double(jobs.count) * 1e6, brokerCPU / elapsed.secondsValue))
+            }
             print("simulator 200s: \(simulator.statistics.responsesByStatus[200, default: 0]); left in queue after drain: \(left); dead letters: \(dead)")
         }
         for queue in [topology.sendQueue, topology.deadQueue] + topology.retryTiers.map(topology.retryQueue) {
@@ -205,9 +212,8 @@ struct SenderBench {
     /// This process's CPU over the measured window: per push, and in cores.
     static func printCPU(since cpuStarted: Double, count: Int, elapsed: Duration, what: String) {
         let cpu = ProcessUsage.cpuSeconds() - cpuStarted
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         print(String(format: "CPU of this process (%@): %.2f s, %.1f µs per push, %.2f cores",
-                     what, cpu, cpu / Double(count) * 1e6, cpu / seconds))
+                     what, cpu, cpu / Double(count) * 1e6, cpu / elapsed.secondsValue))
     }
 
     static func report(count: Int, elapsed: Duration, what: String, metrics: LatencyMetrics?) {
@@ -222,4 +228,8 @@ struct SenderBench {
         }
         print(line)
     }
+}
+
+extension Duration {
+    var secondsValue: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

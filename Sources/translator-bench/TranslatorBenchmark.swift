@@ -109,6 +109,8 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: logger))
 
         let cpuStarted = ProcessUsage.cpuSeconds()
+        let broker = BrokerUsage()
+        let brokerStarted = broker?.cpuSeconds() ?? 0
         let elapsed = try await withThrowingTaskGroup(of: Void.self) { tasks in
             started = clock.now
             tasks.addTask { try await group.run() }
@@ -131,8 +133,13 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         let dead = try await control.messageCount(queue: topology.deadQueue)
         report(name, elapsed: elapsed, jobs: jobs, left: left, dead: dead, metrics: metrics)
         let cpu = ProcessUsage.cpuSeconds() - cpuStarted
-        print(String(format: "  [\(name)] CPU of this process: %.2f s, %.1f µs per event, %.2f cores (the broker's is not included)",
+        print(String(format: "  [\(name)] CPU of this process: %.2f s, %.1f µs per event, %.2f cores",
                      cpu, cpu / Double(events) * 1e6, cpu / Self.seconds(elapsed)))
+        if let broker {
+            let brokerCPU = broker.cpuSeconds() - brokerStarted
+            print(String(format: "  [\(name)] CPU of the local broker meanwhile: %.2f s, %.1f µs per event, %.2f cores",
+                         brokerCPU, brokerCPU / Double(events) * 1e6, brokerCPU / Self.seconds(elapsed)))
+        }
 
         for queue in [topology.translateQueue, topology.sendQueue, topology.deadQueue] { try? await control.delete(queue: queue) }
         for exchange in [topology.eventsExchange, topology.pushExchange, topology.retryExchange, topology.deadExchange] {
