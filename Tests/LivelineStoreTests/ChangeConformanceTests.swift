@@ -113,6 +113,18 @@ struct ChangeConformanceTests {
     }
 
     @Test(arguments: StoreKind.underTest)
+    func aLargeBatchKeepsEveryTraceEntryInOrder(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            // More entries than one insert statement takes, all at the same millisecond.
+            let trace = (0..<250).map {
+                TraceEntry(activityID: "r-1", at: Fixtures.time(1), kind: .eventReceived, detail: "event e-\($0) \"quoted\"")
+            }
+            _ = try await store.applyChanges([Fixtures.change("r-1", at: 1)], trace: trace)
+            #expect(try await store.trace(activityID: "r-1", limit: 1_000) == trace)
+        }
+    }
+
+    @Test(arguments: StoreKind.underTest)
     func anEventHandsAPendingRowToItsUserAndDropsTheOtherUsersTokens(kind: StoreKind) async throws {
         try await kind.withStore { (store: any ActivityStore) async throws in
             #expect(try await store.registerUpdateToken(Fixtures.registration("r-1", user: "intruder"))

@@ -3,63 +3,99 @@ import GRDB
 
 extension SQLiteLivelineStore {
     public func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: ActivitySnapshot] {
-        guard !requests.isEmpty else { return [:] }
+        var seen = Set<String>()
+        let unique = requests.filter { seen.insert($0.activityID).inserted }
+        guard !unique.isEmpty else { return [:] }
+        // Four set-based statements for the whole batch, each joining a JSON array of keys
+        // (json_each) to its table's primary key, instead of two statements per activity:
+        // at 500 activities a batch, statement overhead was most of the load's time.
+        let ids = try Self.json(unique.map(\.activityID))
+        let users = try Self.json(Array(Set(unique.map(\.userID))))
+        let starts = try Self.json(Array(Set(unique.map { [$0.userID, $0.attributesType] })))
         return try await pool.read { db in
-            // One statement for the activity, the start token and the preferences, then the
-            // tokens only where a row exists; columns are read by index, which is much cheaper
-            // than by name at 500 rows a batch.
-            let joined = try db.cachedStatement(sql: """
-                SELECT \(Self.activityColumns),
-                       p.token, p.registered_ms, p.used_ms, pr.activities_enabled, pr.frequent_pushes_enabled
-                FROM (SELECT ?1 AS id, ?2 AS user_id, ?3 AS attributes_type) AS i
-                LEFT JOIN activities a ON a.id = i.id
-                LEFT JOIN push_to_start_tokens p ON p.user_id = i.user_id AND p.attributes_type = i.attributes_type
-                LEFT JOIN preferences pr ON pr.user_id = i.user_id
-                """)
-            let tokens = try db.cachedStatement(
-                sql: "SELECT device_id, token, registered_ms FROM update_tokens WHERE activity_id = ? ORDER BY device_id")
+            var activities: [String: ActivityRecord] = [:]
+            let activityRows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT \(Self.activityColumns)
+                FROM json_each(?) AS j JOIN activities a ON a.id = j.value
+                """), arguments: [ids])
+            while let row = try activityRows.next() {
+                if let activity = Self.activity(from: row) { activities[activity.id] = activity }
+            }
+
+            var tokens: [String: [UpdateToken]] = [:]
+            let tokenRows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT t.activity_id, t.device_id, t.token, t.registered_ms
+                FROM json_each(?) AS j JOIN update_tokens t ON t.activity_id = j.value
+                ORDER BY t.activity_id, t.device_id
+                """), arguments: [ids])
+            while let row = try tokenRows.next() {
+                let activityID: String = row[0]
+                tokens[activityID, default: []].append(UpdateToken(
+                    activityID: activityID, deviceID: row[1], token: row[2], registeredAt: Date(millisecondsSince1970: row[3])))
+            }
+
+            var pushToStart: [StartKey: PushToStartToken] = [:]
+            let startRows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT p.user_id, p.attributes_type, p.token, p.registered_ms, p.used_ms
+                FROM json_each(?) AS j
+                JOIN push_to_start_tokens p ON p.user_id = j.value ->> 0 AND p.attributes_type = j.value ->> 1
+                """), arguments: [starts])
+            while let row = try startRows.next() {
+                let token = PushToStartToken(
+                    userID: row[0], attributesType: row[1], token: row[2],
+                    registeredAt: Date(millisecondsSince1970: row[3]),
+                    usedAt: (row[4] as Int64?).map(Date.init(millisecondsSince1970:)))
+                pushToStart[StartKey(userID: token.userID, attributesType: token.attributesType)] = token
+            }
+
+            var preferences: [String: UserPreferences] = [:]
+            let preferenceRows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT pr.user_id, pr.activities_enabled, pr.frequent_pushes_enabled
+                FROM json_each(?) AS j JOIN preferences pr ON pr.user_id = j.value
+                """), arguments: [users])
+            while let row = try preferenceRows.next() {
+                preferences[row[0]] = UserPreferences(activitiesEnabled: row[1], frequentPushesEnabled: row[2])
+            }
+
             var snapshots: [String: ActivitySnapshot] = [:]
-            snapshots.reserveCapacity(requests.count)
-            for request in requests where snapshots[request.activityID] == nil {
-                guard let row = try Row.fetchOne(
-                    joined, arguments: [request.activityID, request.userID, request.attributesType])
-                else { continue }
-                let activity = Self.activity(from: row)
-                var updateTokens: [UpdateToken] = []
-                if let activity, !(activity.status == .pending && activity.userID != request.userID) {
-                    updateTokens = try Row.fetchAll(tokens, arguments: [request.activityID]).map { row in
-                        UpdateToken(
-                            activityID: request.activityID, deviceID: row[0], token: row[1],
-                            registeredAt: Date(millisecondsSince1970: row[2]))
-                    }
-                }
-                var pushToStart: PushToStartToken?
-                if let token: String = row[16] {
-                    pushToStart = PushToStartToken(
-                        userID: request.userID, attributesType: request.attributesType, token: token,
-                        registeredAt: Date(millisecondsSince1970: row[17]),
-                        usedAt: (row[18] as Int64?).map(Date.init(millisecondsSince1970:)))
-                }
-                var preferences = UserPreferences.defaults
-                if let enabled: Bool = row[19] {
-                    preferences = UserPreferences(activitiesEnabled: enabled, frequentPushesEnabled: row[20])
-                }
+            snapshots.reserveCapacity(unique.count)
+            for request in unique {
+                let activity = activities[request.activityID]
+                // A pending row another user registered: its tokens are not this user's.
+                let ownsTokens = activity.map { !($0.status == .pending && $0.userID != request.userID) } ?? false
                 snapshots[request.activityID] = ActivitySnapshot(
-                    activity: activity, updateTokens: updateTokens, pushToStartToken: pushToStart, preferences: preferences)
+                    activity: activity,
+                    updateTokens: ownsTokens ? tokens[request.activityID] ?? [] : [],
+                    pushToStartToken: pushToStart[StartKey(userID: request.userID, attributesType: request.attributesType)],
+                    preferences: preferences[request.userID] ?? .defaults)
             }
             return snapshots
         }
+    }
+
+    private struct StartKey: Hashable {
+        var userID: String
+        var attributesType: String
+    }
+
+    /// A JSON array, the argument the set-based statements unpack with `json_each`.
+    static func json(_ keys: some Encodable) throws -> String {
+        String(decoding: try JSONEncoder().encode(keys), as: UTF8.self)
     }
 
     public func applyChanges(_ changes: [ActivityChange], trace: [TraceEntry]) async throws -> [ChangeOutcome] {
         guard !changes.isEmpty || !trace.isEmpty else { return [] }
         return try await pool.write { db in
             // A pending row made by another user's registration: the event's user owns the
-            // activity, so that user's tokens must never receive its pushes.
-            let purge = try db.cachedStatement(sql: """
-                DELETE FROM update_tokens WHERE activity_id = ?1 AND EXISTS (
-                    SELECT 1 FROM activities WHERE id = ?1 AND last_event_ms IS NULL AND user_id <> ?2)
-                """)
+            // activity, so that user's tokens must never receive its pushes. One statement
+            // for the batch, before any change makes the rows active.
+            if !changes.isEmpty {
+                try db.cachedStatement(sql: """
+                    DELETE FROM update_tokens WHERE activity_id IN (
+                        SELECT a.id FROM json_each(?) AS j JOIN activities a ON a.id = j.value ->> 0
+                        WHERE a.last_event_ms IS NULL AND a.user_id <> j.value ->> 1)
+                    """).execute(arguments: [try Self.json(changes.map { [$0.activityID, $0.userID] })])
+            }
             // The condition sits in the upsert itself so check and write are one statement.
             let upsert = try db.cachedStatement(sql: """
                 INSERT INTO activities (id, domain, attributes_type, user_id, attributes, content_state,
@@ -87,7 +123,6 @@ extension SQLiteLivelineStore {
             var outcomes: [ChangeOutcome] = []
             outcomes.reserveCapacity(changes.count)
             for change in changes {
-                try purge.execute(arguments: [change.activityID, change.userID])
                 try upsert.execute(arguments: [
                     change.activityID, change.domain, change.attributesType, change.userID, change.attributes,
                     change.contentState, change.eventTime.millisecondsSince1970,

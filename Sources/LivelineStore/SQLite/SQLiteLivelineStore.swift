@@ -93,10 +93,20 @@ public final class SQLiteLivelineStore: ActivityStore {
     }
 
     static func insertTrace(_ db: Database, _ entries: [TraceEntry]) throws {
-        let statement = try db.cachedStatement(
-            sql: "INSERT INTO activity_trace (activity_id, at_ms, kind, detail) VALUES (?, ?, ?, ?)")
-        for entry in entries {
-            try statement.execute(arguments: [entry.activityID, entry.at.millisecondsSince1970, entry.kind.rawValue, entry.detail])
+        // Rows in groups of up to 100 a statement: per-statement overhead, not the insert
+        // itself, was the cost at one trace line per event.
+        var start = entries.startIndex
+        while start < entries.endIndex {
+            let group = entries[start..<min(start + 100, entries.endIndex)]
+            let placeholders = repeatElement("(?, ?, ?, ?)", count: group.count).joined(separator: ", ")
+            var arguments: [any DatabaseValueConvertible] = []
+            arguments.reserveCapacity(group.count * 4)
+            for entry in group {
+                arguments += [entry.activityID, entry.at.millisecondsSince1970, entry.kind.rawValue, entry.detail]
+            }
+            try db.cachedStatement(sql: "INSERT INTO activity_trace (activity_id, at_ms, kind, detail) VALUES \(placeholders)")
+                .execute(arguments: StatementArguments(arguments))
+            start = group.endIndex
         }
     }
 
