@@ -40,24 +40,35 @@ struct BatchProcessor: Sendable {
         var redelivered: Bool
     }
 
-    /// A batch's messages with what parsing made of each, in order.
+    /// A batch's messages with what parsing made of each, in order, and the events left
+    /// once coalesced.
     struct ParsedBatch: Sendable {
         var messages: [Incoming]
         var results: [Result<DomainEvent, EventError>]
+        var coalesced: CoalescedBatch
     }
 
-    /// Parses the bodies, in order, split over ``TranslatorSettings/parseConcurrency`` tasks:
-    /// parsing is the largest part of a batch's CPU time and each message is independent.
+    /// Parses the bodies, in order, split over ``TranslatorSettings/parseConcurrency`` tasks
+    /// (parsing is the largest part of a batch's CPU time and each message is independent),
+    /// then coalesces: a newer full state in the same batch replaces an older update.
     func parse(_ messages: [Incoming]) async -> ParsedBatch {
+        let results = await parseAll(messages)
+        let started = ContinuousClock.now
+        let coalesced = translator.coalesce(results.compactMap { try? $0.get() })
+        _ = metrics.record(.coalesce, since: started)
+        return ParsedBatch(messages: messages, results: results, coalesced: coalesced)
+    }
+
+    private func parseAll(_ messages: [Incoming]) async -> [Result<DomainEvent, EventError>] {
         let started = ContinuousClock.now
         let parse: @Sendable (Incoming) -> Result<DomainEvent, EventError> = { [translator] message in
             do throws(EventError) { return .success(try translator.parse(message.body)) } catch { return .failure(error) }
         }
         defer { _ = metrics.record(.parse, since: started) }
         let chunkCount = min(settings.parseConcurrency, messages.count / 64)
-        guard chunkCount > 1 else { return ParsedBatch(messages: messages, results: messages.map(parse)) }
+        guard chunkCount > 1 else { return messages.map(parse) }
         let chunkSize = (messages.count + chunkCount - 1) / chunkCount
-        let results = await withTaskGroup(of: (Int, [Result<DomainEvent, EventError>]).self) { group in
+        return await withTaskGroup(of: (Int, [Result<DomainEvent, EventError>]).self) { group in
             for (index, start) in stride(from: 0, to: messages.count, by: chunkSize).enumerated() {
                 let chunk = Array(messages[start..<min(start + chunkSize, messages.count)])
                 group.addTask { (index, chunk.map(parse)) }
@@ -66,7 +77,6 @@ struct BatchProcessor: Sendable {
             for await (index, results) in group where index < chunks.count { chunks[index] = results }
             return chunks.flatMap { $0 }
         }
-        return ParsedBatch(messages: messages, results: results)
     }
 
     func prepare(_ batch: ParsedBatch) async throws -> PreparedBatch {
@@ -80,15 +90,12 @@ struct BatchProcessor: Sendable {
         var deadLettered: [String: Int] = [:]
         var trace: [TraceEntry] = []
 
-        // 1. Parse. A bad message becomes a dead letter, never a crash or a silent drop.
-        var events: [DomainEvent] = []
+        // 1. Parsed. A bad message becomes a dead letter, never a crash or a silent drop.
         var incomingByEventId: [String: Incoming] = [:]
-        events.reserveCapacity(messages.count)
         for (message, result) in zip(messages, batch.results) {
             let body = message.body
             switch result {
             case .success(let event):
-                events.append(event)
                 if incomingByEventId[event.id] == nil { incomingByEventId[event.id] = message }
             case .failure(let error):
                 let letter = RejectedEvent.deadLetter(body: body, error: error, at: nowTime)
@@ -101,15 +108,13 @@ struct BatchProcessor: Sendable {
             }
         }
 
-        // 2. Coalesce: a newer full state in the same batch replaces an older update.
-        let coalesced = translator.coalesce(events)
+        // 2. Coalesced (while parsing): count and trace what was superseded.
+        let coalesced = batch.coalesced
         dropped["superseded", default: 0] += coalesced.superseded.count
         for superseded in coalesced.superseded {
             trace.append(TraceEntry(activityID: superseded.event.activityId, at: now, kind: .dropped,
                                     detail: "event \(superseded.event.id): superseded by \(superseded.supersededBy) in the same batch"))
         }
-
-        phaseStart = metrics.record(.coalesce, since: phaseStart)
 
         // 3. One load, then translate in order.
         let requests = BatchPlan.requests(for: coalesced.kept, translator: translator)

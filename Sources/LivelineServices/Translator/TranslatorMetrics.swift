@@ -55,9 +55,9 @@ struct TranslatorMetrics: Sendable {
 /// The phases of a batch, as the `phase` dimension of
 /// `liveline_translator_phase_duration_seconds`.
 public enum TranslatorPhase: String, Sendable, CaseIterable {
-    /// Parsing and validating the CloudEvents (overlaps the previous batch's store work).
+    /// Parsing and validating the CloudEvents (alongside the previous batch's store work).
     case parse
-    /// Dead letters for unreadable events, and coalescing.
+    /// Coalescing each batch (alongside the previous batch's store work, like parsing).
     case coalesce
     /// The one `loadSnapshots` call.
     case load
