@@ -76,6 +76,7 @@ private struct JSONReader {
     mutating func object(depth: Int) throws -> JSONValue {
         position += 1
         var members: [String: JSONValue] = [:]
+        members.reserveCapacity(8)
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
@@ -205,14 +206,25 @@ private struct JSONReader {
     mutating func number() throws -> JSONValue {
         let start = position
         var integral = true
-        if bytes[position] == UInt8(ascii: "-") { position += 1 }
+        let negative = bytes[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
         guard position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) else {
             throw error("invalid number")
         }
+        // Integers (most numbers in events and jobs) are accumulated as they are read,
+        // without making a String; `exact` turns false on overflow.
+        var magnitude: UInt64 = 0
+        var exact = true
         if bytes[position] == UInt8(ascii: "0") {
             position += 1
         } else {
-            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) {
+                let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times10.addingReportingOverflow(UInt64(bytes[position] - UInt8(ascii: "0")))
+                exact = exact && !overflow1 && !overflow2
+                magnitude = sum
+                position += 1
+            }
         }
         if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
             integral = false
@@ -231,8 +243,11 @@ private struct JSONReader {
             while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
             guard position > digits else { throw error("invalid number") }
         }
+        if integral, exact {
+            if !negative, magnitude <= UInt64(Int64.max) { return .integer(Int64(magnitude)) }
+            if negative, magnitude <= UInt64(Int64.max) + 1 { return .integer(magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude)) }
+        }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
-        if integral, let integer = Int64(text) { return .integer(integer) }
         guard let double = Double(text), double.isFinite else { throw error("number out of range") }
         return .double(double)
     }
