@@ -6,12 +6,13 @@ import LivelineStore
 import Logging
 
 /// Does the work of one batch up to (not including) the ack, in three steps:
-/// ``parse(_:)`` reads the messages (pure CPU); ``prepare(_:)`` coalesces, loads,
+/// ``parse(_:)`` reads and coalesces the messages (pure CPU); ``prepare(_:)`` loads,
 /// translates, stores, spends budget and marks push-to-start tokens; ``publish(_:)``
 /// publishes the jobs and dead letters with confirms. The service runs the three steps
 /// of consecutive batches at the same time.
 ///
-/// Both throw when the store or a publish fails; the service then requeues the batch.
+/// `prepare` and `publish` throw when the store or a publish fails; the service then
+/// requeues the batch.
 /// Everything it publishes is idempotent by `message_id`, so a requeued batch that
 /// publishes again is harmless.
 struct BatchProcessor: Sendable {

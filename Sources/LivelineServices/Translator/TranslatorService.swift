@@ -93,9 +93,8 @@ public struct TranslatorService: Service {
             var publishInFlight = false
             var next = receiveAndParse(from: batcher)
             defer { next.cancel() }
-            while let (batch, parsed) = try await next.value {
+            while let (batch, parsed, started) = try await next.value {
                 next = receiveAndParse(from: batcher)
-                let started = ContinuousClock.now
                 let prepared: BatchProcessor.PreparedBatch
                 do {
                     prepared = try await processor.prepare(parsed)
@@ -117,12 +116,13 @@ public struct TranslatorService: Service {
     /// current batch; nil when the consumer has ended and everything was handed out.
     private func receiveAndParse(
         from batcher: DeliveryBatcher
-    ) -> Task<(batch: [AMQPDelivery], parsed: BatchProcessor.ParsedBatch)?, any Error> {
+    ) -> Task<(batch: [AMQPDelivery], parsed: BatchProcessor.ParsedBatch, received: ContinuousClock.Instant)?, any Error> {
         Task { [processor, settings] in
             guard let batch = try await batcher.nextBatch(maxSize: settings.maxBatchSize, linger: settings.linger) else {
                 return nil
             }
-            return (batch, await processor.parse(batch.map { .init(body: $0.body, redelivered: $0.redelivered) }))
+            let received = ContinuousClock.now
+            return (batch, await processor.parse(batch.map { .init(body: $0.body, redelivered: $0.redelivered) }), received)
         }
     }
 
