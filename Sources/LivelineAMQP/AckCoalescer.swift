@@ -1,10 +1,16 @@
 /// Turns many single acks on one consumer channel into few `basic.ack` frames.
 ///
 /// Deliveries on a channel carry ascending tags. When the acks the application made form a
-/// run that starts at the lowest unsettled tag, one `multiple` ack settles the whole run;
-/// anything above a gap (a message still being worked on) is acked one by one, so a slow
-/// message never holds back the prefetch window.
+/// run that starts at the lowest unsettled tag, one `multiple` ack settles the whole run.
+/// Acks above a gap (a message still being worked on) wait up to ``hold`` for the gap to
+/// fill, which it usually does within milliseconds when work finishes out of order, so
+/// one multiple ack covers them too; after that they are acked one by one, so a slow
+/// message never holds back the prefetch window for long. Each frame is work for the
+/// broker as well as for us.
 struct AckCoalescer {
+    /// How long acks above a gap wait for it to fill.
+    static let hold: Duration = .milliseconds(20)
+
     /// A frame to send to the broker.
     enum Frame: Equatable {
         case ack(tag: UInt64, multiple: Bool)
@@ -15,6 +21,8 @@ struct AckCoalescer {
     /// Tags at or above `settledBelow` that were settled out of order.
     private var settledAbove: Set<UInt64> = []
     private var pending: [UInt64] = []
+    /// Since when acks above a gap have been waiting.
+    private var heldSince: ContinuousClock.Instant?
 
     var hasPending: Bool { !pending.isEmpty }
 
@@ -37,8 +45,10 @@ struct AckCoalescer {
         advance()
     }
 
-    /// The frames that settle every queued ack.
-    mutating func flush() -> [Frame] {
+    /// The frames that settle the queued acks: all of them when `force` is set (before a
+    /// nack, reject, explicit ack or close), otherwise all but those above a gap that have
+    /// waited less than ``hold``.
+    mutating func flush(now: ContinuousClock.Instant = .now, force: Bool = true) -> [Frame] {
         guard !pending.isEmpty else { return [] }
         pending.sort()
         var frames: [Frame] = []
@@ -69,6 +79,16 @@ struct AckCoalescer {
             settledBelow = end + 1
             settledAbove = settledAbove.filter { $0 > end }
         }
+        if index < pending.count, !force {
+            let since = heldSince ?? now
+            if now - since < Self.hold {
+                heldSince = since
+                pending = pending[index...].filter { $0 >= settledBelow && !settledAbove.contains($0) }
+                advance()
+                return frames
+            }
+        }
+        heldSince = nil
         var previous: UInt64? = nil
         while index < pending.count {
             let tag = pending[index]

@@ -21,6 +21,41 @@ import Testing
         #expect(coalescer.settledBelow == 6)
     }
 
+    @Test func acksAboveAGapWaitForItThenGoInOneMultipleAck() {
+        var coalescer = AckCoalescer()
+        let start = ContinuousClock.now
+        for tag: UInt64 in [1, 2, 4, 5] { coalescer.ack(tag) }
+        #expect(coalescer.flush(now: start, force: false) == [.ack(tag: 2, multiple: true)])
+        #expect(coalescer.hasPending, "4 and 5 wait for 3")
+        coalescer.ack(3)
+        #expect(coalescer.flush(now: start + .milliseconds(5), force: false) == [.ack(tag: 5, multiple: true)])
+        #expect(!coalescer.hasPending)
+        #expect(coalescer.settledBelow == 6)
+    }
+
+    @Test func acksAboveAGapGoOneByOneOnceTheHoldIsOver() {
+        var coalescer = AckCoalescer()
+        let start = ContinuousClock.now
+        for tag: UInt64 in [2, 3] { coalescer.ack(tag) }
+        #expect(coalescer.flush(now: start, force: false) == [])
+        coalescer.ack(5)
+        #expect(coalescer.flush(now: start + .milliseconds(10), force: false) == [])
+        #expect(coalescer.flush(now: start + AckCoalescer.hold, force: false)
+            == [.ack(tag: 2, multiple: false), .ack(tag: 3, multiple: false), .ack(tag: 5, multiple: false)])
+        #expect(!coalescer.hasPending)
+        // Tag 1 finally settles: nothing above it is acked twice.
+        coalescer.ack(1)
+        #expect(coalescer.flush(force: false) == [.ack(tag: 1, multiple: false)])
+        #expect(coalescer.settledBelow == 4)
+    }
+
+    @Test func aForcedFlushSendsHeldAcksAtOnce() {
+        var coalescer = AckCoalescer()
+        for tag: UInt64 in [2, 3] { coalescer.ack(tag) }
+        #expect(coalescer.flush(force: false) == [])
+        #expect(coalescer.flush() == [.ack(tag: 2, multiple: false), .ack(tag: 3, multiple: false)])
+    }
+
     @Test func rejectedTagsInsideARunAreSkippedNotAcked() {
         var coalescer = AckCoalescer()
         coalescer.settledDirectly(2, multiple: false)  // rejected

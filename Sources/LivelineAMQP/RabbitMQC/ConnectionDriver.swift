@@ -206,7 +206,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             try execute(command)
         }
         for record in consumers.values where record.coalescer.hasPending {
-            try flushAcks(record)
+            try flushAcks(record, force: false)
         }
         try sendWaitingPublishes()
         let framesRead = try readFrames()
@@ -656,9 +656,9 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         }
     }
 
-    private func flushAcks(_ record: ConsumerRecord) throws(AMQPError) {
+    private func flushAcks(_ record: ConsumerRecord, force: Bool = true) throws(AMQPError) {
         guard let connection, record.channel != 0 else { return }
-        for frame in record.coalescer.flush() {
+        for frame in record.coalescer.flush(force: force) {
             guard case .ack(let tag, let multiple) = frame else { continue }
             try checkStatus(amqp_basic_ack(connection, record.channel, tag, multiple ? 1 : 0))
         }
