@@ -8,13 +8,7 @@ extension JSONValue {
     /// translator's cost per event. Numbers without a fraction or exponent that fit `Int64`
     /// are integers, as before; nesting is limited so hostile input cannot exhaust the stack.
     public static func parse(_ data: Data) throws -> JSONValue {
-        try data.withUnsafeBytes { bytes in
-            var reader = JSONReader(bytes: bytes)
-            let value = try reader.value(depth: 0)
-            reader.skipWhitespace()
-            guard reader.position == bytes.count else { throw reader.error("trailing characters") }
-            return value
-        }
+        try JSONReader.read(data) { reader in try reader.value(depth: 0) }
     }
 }
 
@@ -25,13 +19,59 @@ struct JSONSyntaxError: Error, CustomStringConvertible {
     var description: String { "invalid JSON at byte \(offset): \(message)" }
 }
 
-private struct JSONReader {
+/// Reads JSON bytes: into a ``JSONValue`` (``value(depth:)``), or an object member by
+/// member without building it (``members(depth:_:)``), for records read on every message.
+struct JSONReader {
     let bytes: UnsafeRawBufferPointer
     var position = 0
     static let maximumDepth = 256
 
     init(bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
+    }
+
+    /// Runs `body` on a reader over `data`, then checks that nothing but whitespace follows.
+    static func read<Result>(_ data: Data, _ body: (inout JSONReader) throws -> Result) throws -> Result {
+        try data.withUnsafeBytes { bytes in
+            var reader = JSONReader(bytes: bytes)
+            let result = try body(&reader)
+            reader.skipWhitespace()
+            guard reader.position == bytes.count else { throw reader.error("trailing characters") }
+            return result
+        }
+    }
+
+    /// Reads an object, handing each key to `member` with the reader at its value; `member`
+    /// must read the value (with ``value(depth:)`` or a nested ``members(depth:_:)``).
+    mutating func members(depth: Int, _ member: (String, inout JSONReader) throws -> Void) throws {
+        guard depth < Self.maximumDepth else { throw error("nested too deeply") }
+        skipWhitespace()
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { throw error("expected an object") }
+        position += 1
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
+            position += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a key") }
+            let key = try string()
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
+            position += 1
+            try member(key, &self)
+            skipWhitespace()
+            guard position < bytes.count else { throw error("unexpected end") }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+            } else if bytes[position] == UInt8(ascii: "}") {
+                position += 1
+                return
+            } else {
+                throw error("expected ',' or '}'")
+            }
+        }
     }
 
     func error(_ message: String) -> JSONSyntaxError {

@@ -122,85 +122,126 @@ extension PushJob {
         return writer.data
     }
 
-    /// Reads the documented JSON; `apnsTopic` is derived, so it is ignored.
+    /// Reads the documented JSON; `apnsTopic` is derived, so it is ignored, as are keys
+    /// it does not know. Read member by member rather than into a dictionary: the sender
+    /// reads every job it takes off the queue.
     public init(json: Data) throws(FormatError) {
-        let root: JSONValue
-        do { root = try JSONValue.parse(json) } catch { throw FormatError(description: "not JSON: \(error)") }
-        guard case .object(let fields) = root else { throw FormatError(description: "not a JSON object") }
-        let reader = FieldReader(fields: fields, prefix: "")
+        var fields = Fields()
+        do {
+            try JSONReader.read(json) { reader in
+                try reader.members(depth: 0) { key, reader in
+                    if key == "target" {
+                        fields.sawTarget = true
+                        try reader.members(depth: 1) { kind, reader in
+                            var members: [String: JSONValue] = [:]
+                            try reader.members(depth: 2) { name, reader in members[name] = try reader.value(depth: 3) }
+                            fields.target[kind] = members
+                        }
+                    } else {
+                        fields.set(key, try reader.value(depth: 1))
+                    }
+                }
+            }
+        } catch let error as FormatError {
+            throw error
+        } catch {
+            throw FormatError(description: "not a JSON object: \(error)")
+        }
 
-        let apnsIdText = try reader.string("apnsId")
-        guard let apnsId = UUID(uuidString: apnsIdText) else { throw reader.invalid("apnsId", "is not a UUID") }
-        guard let payload = Data(base64Encoded: try reader.string("payload")) else {
-            throw reader.invalid("payload", "is not base64")
+        typealias F = Fields
+        guard let apnsId = UUID(uuidString: try F.string(fields.apnsId, "apnsId")) else {
+            throw F.invalid("apnsId", "is not a UUID")
         }
-        guard let eventTime = RFC3339.parse(try reader.string("eventTime")) else {
-            throw reader.invalid("eventTime", "is not an RFC 3339 time")
+        guard let payload = Data(base64Encoded: try F.string(fields.payload, "payload")) else {
+            throw F.invalid("payload", "is not base64")
         }
-        guard let priority = PushPriority(rawValue: Int(clamping: try reader.integer("priority"))) else {
-            throw reader.invalid("priority", "is not 5 or 10")
+        guard let eventTime = RFC3339.parse(try F.string(fields.eventTime, "eventTime")) else {
+            throw F.invalid("eventTime", "is not an RFC 3339 time")
         }
-        guard let event = PushEvent(rawValue: try reader.string("event")) else {
-            throw reader.invalid("event", "is not start, update or end")
+        guard let priority = PushPriority(rawValue: Int(clamping: try F.integer(fields.priority, "priority"))) else {
+            throw F.invalid("priority", "is not 5 or 10")
+        }
+        guard let event = PushEvent(rawValue: try F.string(fields.event, "event")) else {
+            throw F.invalid("event", "is not start, update or end")
         }
         var expiration: Int64?
-        if fields["expiration"] != nil, fields["expiration"] != .null { expiration = try reader.integer("expiration") }
+        if let value = fields.expiration, value != .null { expiration = try F.integer(value, "expiration") }
         self.init(
-            jobId: try reader.string("jobId"), apnsId: apnsId, activityId: try reader.string("activityId"),
-            domain: try reader.string("domain"), eventId: try reader.string("eventId"), eventTime: eventTime,
-            userId: try reader.string("userId"), attributesType: try reader.string("attributesType"),
-            target: try Self.target(reader.object("target")), bundleId: try reader.string("bundleId"),
+            jobId: try F.string(fields.jobId, "jobId"), apnsId: apnsId,
+            activityId: try F.string(fields.activityId, "activityId"), domain: try F.string(fields.domain, "domain"),
+            eventId: try F.string(fields.eventId, "eventId"), eventTime: eventTime,
+            userId: try F.string(fields.userId, "userId"), attributesType: try F.string(fields.attributesType, "attributesType"),
+            target: try fields.pushTarget(), bundleId: try F.string(fields.bundleId, "bundleId"),
             priority: priority, expiration: expiration, event: event, payload: payload,
-            isTerminal: try reader.bool("isTerminal"), sequence: try reader.integer("sequence")
+            isTerminal: try F.bool(fields.isTerminal, "isTerminal"), sequence: try F.integer(fields.sequence, "sequence")
         )
     }
 
-    private static func target(_ reader: FieldReader) throws(FormatError) -> PushTarget {
-        if reader.fields["device"] != nil {
-            let device = try reader.object("device")
-            guard let kind = PushTarget.DeviceTokenKind(rawValue: try device.string("kind")) else {
-                throw device.invalid("kind", "is not update or pushToStart")
+    /// A job's members as read, then checked and converted with errors that name the field.
+    private struct Fields {
+        var jobId, apnsId, activityId, domain, eventId, eventTime, userId, attributesType: JSONValue?
+        var bundleId, priority, expiration, event, payload, isTerminal, sequence: JSONValue?
+        var sawTarget = false
+        /// `target`'s member (`device` or `channel`) and that member's fields.
+        var target: [String: [String: JSONValue]] = [:]
+
+        mutating func set(_ key: String, _ value: JSONValue) {
+            switch key {
+            case "jobId": jobId = value
+            case "apnsId": apnsId = value
+            case "activityId": activityId = value
+            case "domain": domain = value
+            case "eventId": eventId = value
+            case "eventTime": eventTime = value
+            case "userId": userId = value
+            case "attributesType": attributesType = value
+            case "bundleId": bundleId = value
+            case "priority": priority = value
+            case "expiration": expiration = value
+            case "event": event = value
+            case "payload": payload = value
+            case "isTerminal": isTerminal = value
+            case "sequence": sequence = value
+            default: break  // apnsTopic is derived; unknown keys are ignored
             }
-            return .device(token: try device.string("token"), kind: kind)
-        }
-        if reader.fields["channel"] != nil {
-            return .channel(key: try reader.object("channel").string("key"))
-        }
-        throw FormatError(description: "target has neither device nor channel")
-    }
-
-    /// Typed access to an object's members, with errors that name the field.
-    private struct FieldReader {
-        let fields: [String: JSONValue]
-        let prefix: String
-
-        func invalid(_ key: String, _ problem: String) -> FormatError {
-            FormatError(description: "\(prefix)\(key) \(problem)")
         }
 
-        func value(_ key: String) throws(FormatError) -> JSONValue {
-            guard let value = fields[key] else { throw FormatError(description: "missing \(prefix)\(key)") }
+        static func invalid(_ key: String, _ problem: String) -> FormatError {
+            FormatError(description: "\(key) \(problem)")
+        }
+
+        static func value(_ value: JSONValue?, _ key: String) throws(FormatError) -> JSONValue {
+            guard let value else { throw FormatError(description: "missing \(key)") }
             return value
         }
 
-        func string(_ key: String) throws(FormatError) -> String {
-            guard case .string(let text) = try value(key) else { throw invalid(key, "is not a string") }
+        static func string(_ value: JSONValue?, _ key: String) throws(FormatError) -> String {
+            guard case .string(let text) = try Self.value(value, key) else { throw invalid(key, "is not a string") }
             return text
         }
 
-        func integer(_ key: String) throws(FormatError) -> Int64 {
-            guard case .integer(let number) = try value(key) else { throw invalid(key, "is not an integer") }
+        static func integer(_ value: JSONValue?, _ key: String) throws(FormatError) -> Int64 {
+            guard case .integer(let number) = try Self.value(value, key) else { throw invalid(key, "is not an integer") }
             return number
         }
 
-        func bool(_ key: String) throws(FormatError) -> Bool {
-            guard case .bool(let flag) = try value(key) else { throw invalid(key, "is not a boolean") }
+        static func bool(_ value: JSONValue?, _ key: String) throws(FormatError) -> Bool {
+            guard case .bool(let flag) = try Self.value(value, key) else { throw invalid(key, "is not a boolean") }
             return flag
         }
 
-        func object(_ key: String) throws(FormatError) -> FieldReader {
-            guard case .object(let members) = try value(key) else { throw invalid(key, "is not an object") }
-            return FieldReader(fields: members, prefix: "\(prefix)\(key).")
+        func pushTarget() throws(FormatError) -> PushTarget {
+            guard sawTarget else { throw FormatError(description: "missing target") }
+            if let device = target["device"] {
+                guard let kind = PushTarget.DeviceTokenKind(rawValue: try Self.string(device["kind"], "target.device.kind")) else {
+                    throw Self.invalid("target.device.kind", "is not update or pushToStart")
+                }
+                return .device(token: try Self.string(device["token"], "target.device.token"), kind: kind)
+            }
+            if let channel = target["channel"] {
+                return .channel(key: try Self.string(channel["key"], "target.channel.key"))
+            }
+            throw FormatError(description: "target has neither device nor channel")
         }
     }
 }
