@@ -244,6 +244,16 @@ let package = Package(
             dependencies: ["LivelineAMQP", .product(name: "Logging", package: "swift-log")],
             path: "Tests/LivelineTestSupport"
         ),
+        // A fresh SQLite file or PostgreSQL schema per test, for every target that needs a store.
+        .target(
+            name: "LivelineStoreTestSupport",
+            dependencies: [
+                "LivelineStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/LivelineStoreTestSupport"
+        ),
         .testTarget(name: "LivelineModelsTests", dependencies: ["LivelineModels"]),
         .testTarget(
             name: "LivelineCoreTests",
@@ -275,6 +285,7 @@ let package = Package(
             dependencies: [
                 "LivelineServices", "LivelineProducer", "LivelineCore", "LivelineModels", "LivelineAMQP",
                 "LivelineMessaging", "LivelineStore", "LivelineAPNs", "APNsSimulator", "LivelineTestSupport",
+                "LivelineStoreTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -291,7 +302,7 @@ let package = Package(
         .testTarget(
             name: "LivelineStoreTests",
             dependencies: [
-                "LivelineStore",
+                "LivelineStore", "LivelineStoreTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

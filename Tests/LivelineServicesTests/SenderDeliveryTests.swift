@@ -4,6 +4,7 @@ import LivelineAMQP
 import LivelineCore
 import LivelineServices
 import LivelineStore
+import LivelineStoreTestSupport
 import LivelineTestSupport
 import Testing
 
@@ -80,7 +81,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreKind.available)
+    @Test(arguments: StoreKind.underTest)
     func opensTheActivitysChannelOnFirstUseBroadcastsAndDeletesItAfterTheEnd(store: StoreKind) async throws {
         try await withSender(store: store) { harness in
             let gameID = "game-\(UUID().uuidString.prefix(6))"
@@ -112,7 +113,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreKind.available)
+    @Test(arguments: StoreKind.underTest)
     func keeperReusesALiveChannel(store: StoreKind) async throws {
         try await withSender(store: store) { harness in
             let client = harness.client()

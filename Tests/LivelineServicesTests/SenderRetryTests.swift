@@ -5,6 +5,7 @@ import LivelineAPNs
 import LivelineCore
 import LivelineServices
 import LivelineStore
+import LivelineStoreTestSupport
 import LivelineTestSupport
 import Testing
 
@@ -150,7 +151,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreKind.available)
+    @Test(arguments: StoreKind.underTest)
     func retriedUpdateSupersededByANewerEventIsDropped(store: StoreKind) async throws {
         try await withSender(store: store) { harness in
             let token = randomDeviceToken()

@@ -7,6 +7,7 @@ import LivelineCore
 import LivelineMessaging
 import LivelineServices
 import LivelineStore
+import LivelineStoreTestSupport
 import Logging
 import ServiceLifecycle
 import LivelineTestSupport

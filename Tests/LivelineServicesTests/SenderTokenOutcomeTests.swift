@@ -2,12 +2,13 @@ import APNsSimulator
 import Foundation
 import LivelineCore
 import LivelineServices
+import LivelineStoreTestSupport
 import LivelineTestSupport
 import Testing
 
 /// Answers that say a device token is dead: 410 and 400.
 @Suite struct SenderTokenOutcomeTests {
-    @Test(arguments: StoreKind.available)
+    @Test(arguments: StoreKind.underTest)
     func unregisteredTokenIsDeletedUnlessRegisteredAgainAfterThe410(store: StoreKind) async throws {
         try await withSender(store: store) { harness in
             let goneToken = randomDeviceToken()

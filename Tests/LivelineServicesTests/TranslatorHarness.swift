@@ -5,6 +5,7 @@ import LivelineMessaging
 import LivelineProducer
 import LivelineServices
 import LivelineStore
+import LivelineStoreTestSupport
 import Logging
 import MetricsTestKit
 import PostgresNIO

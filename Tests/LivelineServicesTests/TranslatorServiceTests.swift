@@ -5,6 +5,7 @@ import LivelineModels
 import LivelineProducer
 import LivelineServices
 import LivelineStore
+import LivelineStoreTestSupport
 import LivelineTestSupport
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
 /// push jobs and dead letters out. No mocks.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct TranslatorServiceTests {
-    @Test(arguments: StoreKind.available)
+    @Test(arguments: StoreKind.underTest)
     func rideLifecycleProducesTheCoresExactJobs(store: StoreKind) async throws {
         try await withBroker {
             try await TranslatorHarness.run(store: store) { harness, _ in
@@ -104,7 +105,7 @@ struct TranslatorServiceTests {
         }
     }
 
-    @Test(arguments: StoreKind.available)
+    @Test(arguments: StoreKind.underTest)
     func staleDuplicateAndAfterEndEventsProduceNoJob(store: StoreKind) async throws {
         try await withBroker {
             try await TranslatorHarness.run(store: store) { harness, _ in
@@ -144,7 +145,7 @@ struct TranslatorServiceTests {
     /// The store keeps the last event's id and status, so what happened in an earlier batch
     /// is known exactly: a redelivered copy is a duplicate (not stale), and a generic
     /// domain's entry alert fires once, not on every update in the same status.
-    @Test(arguments: StoreKind.available)
+    @Test(arguments: StoreKind.underTest)
     func earlierBatchesAreRememberedExactly(store: StoreKind) async throws {
         try await withBroker {
             try await TranslatorHarness.run(store: store) { harness, _ in
@@ -176,7 +177,7 @@ struct TranslatorServiceTests {
         }
     }
 
-    @Test(arguments: StoreKind.available)
+    @Test(arguments: StoreKind.underTest)
     func pushToStartSendsAStartAndMarksTheTokenUsed(store: StoreKind) async throws {
         try await withBroker {
             try await TranslatorHarness.run(store: store) { harness, _ in

@@ -1,5 +1,6 @@
 import Foundation
 import LivelineStore
+import LivelineStoreTestSupport
 import Testing
 
 @Suite("Tokens")

@@ -2,22 +2,23 @@ import Foundation
 import LivelineStore
 import Testing
 
-/// The store implementations the conformance suite runs against.
-enum StoreKind: String, Sendable, CaseIterable, CustomTestStringConvertible {
+/// The store a test runs against, for every test target that needs one: the store's
+/// conformance suite, the translator and the sender.
+public enum StoreKind: String, Sendable, CaseIterable, CustomTestStringConvertible {
     case sqlite
     case postgres
 
-    var testDescription: String { rawValue }
+    public var testDescription: String { rawValue }
 
     /// SQLite always; PostgreSQL when a server is given, or in CI where its absence must fail.
-    static var underTest: [StoreKind] {
+    public static var underTest: [StoreKind] {
         if PostgresTestDatabase.isRequested { return allCases }
         print("note: PostgreSQL conformance tests are disabled; run them with `scripts/with-postgres swift test`")
         return [.sqlite]
     }
 
     /// Runs `body` with a fresh, migrated store that no other test sees.
-    func withStore<T: Sendable>(_ body: (any ActivityStore) async throws -> T) async throws -> T {
+    public func withStore<T: Sendable>(_ body: (any ActivityStore) async throws -> T) async throws -> T {
         switch self {
         case .sqlite:
             return try await SQLiteTestDatabase.withStore { try await body($0) }

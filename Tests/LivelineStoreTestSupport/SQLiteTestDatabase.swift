@@ -2,8 +2,8 @@ import Foundation
 import LivelineStore
 
 /// A throwaway SQLite file per test.
-enum SQLiteTestDatabase {
-    static func withStore<T: Sendable>(_ body: (SQLiteLivelineStore) async throws -> T) async throws -> T {
+public enum SQLiteTestDatabase {
+    public static func withStore<T: Sendable>(_ body: (SQLiteLivelineStore) async throws -> T) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("liveline-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -12,7 +12,7 @@ enum SQLiteTestDatabase {
     }
 
     /// A path in a fresh directory, for tests that open the file twice.
-    static func withPath<T: Sendable>(_ body: (String) async throws -> T) async throws -> T {
+    public static func withPath<T: Sendable>(_ body: (String) async throws -> T) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("liveline-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -4,21 +4,21 @@ import Logging
 import PostgresNIO
 
 /// A PostgreSQL schema per test, on the server `scripts/with-postgres` starts.
-enum PostgresTestDatabase {
-    static let urlVariable = "LIVELINE_TEST_POSTGRES_URL"
+public enum PostgresTestDatabase {
+    public static let urlVariable = "LIVELINE_TEST_POSTGRES_URL"
 
-    static var url: String? { ProcessInfo.processInfo.environment[urlVariable].flatMap { $0.isEmpty ? nil : $0 } }
+    public static var url: String? { ProcessInfo.processInfo.environment[urlVariable].flatMap { $0.isEmpty ? nil : $0 } }
 
     /// In CI the PostgreSQL suite always runs, so a missing server fails instead of passing quietly.
-    static var isRequested: Bool {
+    public static var isRequested: Bool {
         url != nil || ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty } == true
     }
 
-    struct MissingServer: Error, CustomStringConvertible {
-        var description: String { "\(urlVariable) is not set: run the tests through scripts/with-postgres" }
+    public struct MissingServer: Error, CustomStringConvertible {
+        public var description: String { "\(urlVariable) is not set: run the tests through scripts/with-postgres" }
     }
 
-    static func configuration(schema: String) throws -> PostgresClient.Configuration {
+    public static func configuration(schema: String) throws -> PostgresClient.Configuration {
         guard let url else { throw MissingServer() }
         var configuration = try PostgresStoreConfiguration(url: url)
         configuration.schema = schema
@@ -26,7 +26,7 @@ enum PostgresTestDatabase {
         return configuration.clientConfiguration
     }
 
-    static func withClient<T: Sendable>(schema: String, _ body: (PostgresClient) async throws -> T) async throws -> T {
+    public static func withClient<T: Sendable>(schema: String, _ body: (PostgresClient) async throws -> T) async throws -> T {
         let client = PostgresClient(configuration: try configuration(schema: schema))
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
@@ -36,7 +36,7 @@ enum PostgresTestDatabase {
     }
 
     /// Runs `body` with a store in a new schema, dropped afterwards.
-    static func withStore<T: Sendable>(_ body: (PostgresLivelineStore) async throws -> T) async throws -> T {
+    public static func withStore<T: Sendable>(_ body: (PostgresLivelineStore) async throws -> T) async throws -> T {
         try await withSchema { schema, client in
             let store = PostgresLivelineStore(client: client, logger: Logger(label: "test.store"))
             try await store.migrate()
@@ -45,7 +45,7 @@ enum PostgresTestDatabase {
     }
 
     /// Runs `body` with a new, empty schema and a client whose search path is that schema.
-    static func withSchema<T: Sendable>(_ body: (String, PostgresClient) async throws -> T) async throws -> T {
+    public static func withSchema<T: Sendable>(_ body: (String, PostgresClient) async throws -> T) async throws -> T {
         let schema = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
         return try await withClient(schema: schema) { client in
             try await client.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(schema)"))
