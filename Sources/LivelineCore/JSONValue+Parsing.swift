@@ -114,33 +114,10 @@ struct JSONReader {
     }
 
     mutating func object(depth: Int) throws -> JSONValue {
-        position += 1
         var members: [String: JSONValue] = [:]
         members.reserveCapacity(8)
-        skipWhitespace()
-        if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
-            position += 1
-            return .object(members)
-        }
-        while true {
-            skipWhitespace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a key") }
-            let key = try string()
-            skipWhitespace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
-            position += 1
-            members[key] = try value(depth: depth + 1)
-            skipWhitespace()
-            guard position < bytes.count else { throw error("unexpected end") }
-            if bytes[position] == UInt8(ascii: ",") {
-                position += 1
-            } else if bytes[position] == UInt8(ascii: "}") {
-                position += 1
-                return .object(members)
-            } else {
-                throw error("expected ',' or '}'")
-            }
-        }
+        try self.members(depth: depth) { key, reader in members[key] = try reader.value(depth: depth + 1) }
+        return .object(members)
     }
 
     mutating func array(depth: Int) throws -> JSONValue {
