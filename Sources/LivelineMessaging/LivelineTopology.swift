@@ -54,8 +54,23 @@ public struct LivelineTopology: Sendable {
 
     public init() {}
 
-    /// The queue name of a retry tier.
-    public func retryQueue(_ tier: RetryTier) -> String { "liveline.retry.\(tier.name)" }
+    /// Every exchange and queue named under `prefix` instead of `liveline`
+    /// (`<prefix>.events`, `<prefix>.translate`, …, `<prefix>.retry.<tier>`), so runs that
+    /// share a broker never meet: tests, benchmarks, the quickstart.
+    public init(prefix: String, retryTiers: [RetryTier] = RetryTier.defaults) {
+        eventsExchange = "\(prefix).events"
+        translateQueue = "\(prefix).translate"
+        pushExchange = "\(prefix).push"
+        sendQueue = "\(prefix).send"
+        retryExchange = "\(prefix).retry"
+        deadExchange = "\(prefix).dead"
+        deadQueue = "\(prefix).dead"
+        self.retryTiers = retryTiers
+    }
+
+    /// The queue name of a retry tier: under the retry exchange's name, so a prefixed
+    /// topology's tiers are its own.
+    public func retryQueue(_ tier: RetryTier) -> String { "\(retryExchange).\(tier.name)" }
 
     /// The routing key retried jobs carry when they come back to the push exchange.
     public static let retriedRoutingKey = "retry"

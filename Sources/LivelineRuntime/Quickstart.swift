@@ -76,16 +76,7 @@ public struct Quickstart: Sendable {
 
     public func run(logger: Logger) async throws -> Report {
         let id = UUID().uuidString.prefix(8).lowercased()
-        var topology = LivelineTopology()
-        let prefix = "quickstart.\(id)"
-        topology.eventsExchange = "\(prefix).events"
-        topology.translateQueue = "\(prefix).translate"
-        topology.pushExchange = "\(prefix).push"
-        topology.sendQueue = "\(prefix).send"
-        topology.retryExchange = "\(prefix).retry"
-        topology.deadExchange = "\(prefix).dead"
-        topology.deadQueue = "\(prefix).dead"
-        topology.retryTiers = [.init(name: "2s", delay: .seconds(2))]
+        let topology = LivelineTopology(prefix: "quickstart.\(id)", retryTiers: [.init(name: "2s", delay: .seconds(2))])
 
         try? FileManager.default.removeItem(atPath: storePath)
         try FileManager.default.createDirectory(

@@ -127,16 +127,7 @@ struct SenderBench {
         let control = try await AMQPConnection.connect(configuration, logger: logger)
         let consuming = try await AMQPConnection.connect(configuration, logger: logger)
         let publishing = try await AMQPConnection.connect(configuration, logger: logger)
-        var topology = LivelineTopology()
-        let prefix = "bench.sender.\(UUID().uuidString.prefix(8).lowercased())"
-        topology.pushExchange = "\(prefix).push"
-        topology.sendQueue = "\(prefix).send"
-        topology.retryExchange = "\(prefix).retry"
-        topology.deadExchange = "\(prefix).dead"
-        topology.deadQueue = "\(prefix).dead"
-        topology.eventsExchange = "\(prefix).events"
-        topology.translateQueue = "\(prefix).translate"
-        topology.retryTiers = topology.retryTiers.map { .init(name: "\(prefix).\($0.name)", delay: $0.delay) }
+        let topology = LivelineTopology(prefix: "bench.sender.\(UUID().uuidString.prefix(8).lowercased())")
         try await control.declare(topology.amqp)
 
         // Fill the queue before the sender starts, so the figure is the sender's alone.

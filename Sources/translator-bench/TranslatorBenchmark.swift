@@ -60,16 +60,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
     }
 
     private func measure(_ name: String, store: any ActivityStore, logger: Logger) async throws {
-        var topology = LivelineTopology()
-        let unique = "bench.translator.\(UUID().uuidString.prefix(8).lowercased())"
-        topology.eventsExchange = "\(unique).events"
-        topology.translateQueue = "\(unique).translate"
-        topology.pushExchange = "\(unique).push"
-        topology.sendQueue = "\(unique).send"
-        topology.retryExchange = "\(unique).retry"
-        topology.deadExchange = "\(unique).dead-x"
-        topology.deadQueue = "\(unique).dead"
-        topology.retryTiers = []
+        let topology = LivelineTopology(prefix: "bench.translator.\(UUID().uuidString.prefix(8).lowercased())", retryTiers: [])
 
         let amqp = try AMQPConfiguration(url: amqpURL)
         let control = try await AMQPConnection.connect(amqp, logger: logger)

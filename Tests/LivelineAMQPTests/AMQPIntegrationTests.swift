@@ -256,17 +256,7 @@ struct AMQPIntegrationTests {
     }
 
     private func testTopology() -> LivelineTopology {
-        let id = UUID().uuidString.prefix(8).lowercased()
-        var topology = LivelineTopology()
-        topology.eventsExchange = "test.\(id).events"
-        topology.translateQueue = "test.\(id).translate"
-        topology.pushExchange = "test.\(id).push"
-        topology.sendQueue = "test.\(id).send"
-        topology.retryExchange = "test.\(id).retry"
-        topology.deadExchange = "test.\(id).dead"
-        topology.deadQueue = "test.\(id).dead"
-        topology.retryTiers = []
-        return topology
+        LivelineTopology(prefix: "test.\(UUID().uuidString.prefix(8).lowercased())", retryTiers: [])
     }
 
     private func delete(_ topology: LivelineTopology, on connection: AMQPConnection) async throws {

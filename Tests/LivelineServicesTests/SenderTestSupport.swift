@@ -37,17 +37,7 @@ enum SenderTestKey {
 
 /// A topology of its own per test, with short retry tiers so retries finish in seconds.
 func uniqueSenderTopology(tiers: [LivelineTopology.RetryTier]) -> LivelineTopology {
-    let prefix = "test.sender.\(UUID().uuidString.prefix(8).lowercased())"
-    var topology = LivelineTopology()
-    topology.eventsExchange = "\(prefix).events"
-    topology.translateQueue = "\(prefix).translate"
-    topology.pushExchange = "\(prefix).push"
-    topology.sendQueue = "\(prefix).send"
-    topology.retryExchange = "\(prefix).retry"
-    topology.deadExchange = "\(prefix).dead"
-    topology.deadQueue = "\(prefix).dead"
-    topology.retryTiers = tiers.map { .init(name: "\(prefix).\($0.name)", delay: $0.delay) }
-    return topology
+    LivelineTopology(prefix: "test.sender.\(UUID().uuidString.prefix(8).lowercased())", retryTiers: tiers)
 }
 
 /// A device token as iOS hands it out: 32 random bytes as hex.

@@ -86,16 +86,7 @@ struct TranslatorHarness {
 
     private init(name: String, store: any ActivityStore) async throws {
         self.store = store
-        var topology = LivelineTopology()
-        let unique = Broker.unique(String(name.prefix(while: { $0 != "(" })))
-        topology.eventsExchange = "\(unique).events"
-        topology.translateQueue = "\(unique).translate"
-        topology.pushExchange = "\(unique).push"
-        topology.sendQueue = "\(unique).send"
-        topology.retryExchange = "\(unique).retry"
-        topology.deadExchange = "\(unique).dead-x"
-        topology.deadQueue = "\(unique).dead"
-        topology.retryTiers = []
+        let topology = LivelineTopology(prefix: Broker.unique(String(name.prefix(while: { $0 != "(" }))), retryTiers: [])
         self.topology = topology
 
 
