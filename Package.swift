@@ -177,6 +177,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The composition root: settings and the wiring of every service. Executables stay thin.
@@ -232,6 +233,7 @@ let package = Package(
             name: "apns-bench",
             dependencies: [
                 "LivelineBenchSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "LivelineAPNs",
                 "APNsSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,4 +1,5 @@
 import APNsSimulator
+import ArgumentParser
 import Crypto
 import Foundation
 import LivelineBenchSupport
@@ -11,49 +12,28 @@ import LivelineAPNs
 ///   swift run -c release apns-bench [--count N] [--concurrency C] [--connections K] [--streams S]
 ///                                   [--host H --port P --ca FILE --team T --key-id K --key FILE]
 ///   swift run -c release apns-bench --serve SECONDS [--cert-out FILE] [--key FILE]   (simulator only)
-struct Options {
-    var count = 100_000
-    var concurrency = 400
-    var connections = 4
-    var streamsPerConnection = 100
-    var host: String?
-    var port = 0
-    var caFile: String?
-    var teamID = "BENCHTEAM1"
-    var keyID = "BENCHKEY01"
-    var keyFile: String?
-    /// Serve mode: run only the simulator for this many seconds (for a second process or h2load).
-    var serveSeconds: Int?
-    var certificateOut = "/tmp/apns-sim-ca.pem"
+struct Options: ParsableCommand {
+    // A command only for its name in usage and errors; the script below does the work.
+    static let configuration = CommandConfiguration(commandName: "apns-bench")
 
-    init(arguments: [String]) {
-        var iterator = arguments.dropFirst().makeIterator()
-        while let argument = iterator.next() {
-            let value = iterator.next() ?? ""
-            switch argument {
-            case "--count": count = Int(value) ?? count
-            case "--concurrency": concurrency = Int(value) ?? concurrency
-            case "--connections": connections = Int(value) ?? connections
-            case "--streams": streamsPerConnection = Int(value) ?? streamsPerConnection
-            case "--host": host = value
-            case "--port": port = Int(value) ?? port
-            case "--ca": caFile = value
-            case "--team": teamID = value
-            case "--key-id": keyID = value
-            case "--key": keyFile = value
-            case "--serve": serveSeconds = Int(value)
-            case "--cert-out": certificateOut = value
-            default:
-                print("unknown option \(argument)")
-                exit(2)
-            }
-        }
-    }
+    @Option(help: "Pushes to send.") var count = 100_000
+    @Option(help: "Pushes in flight at once.") var concurrency = 400
+    @Option(help: "HTTP/2 connections.") var connections = 4
+    @Option(name: .customLong("streams"), help: "Concurrent streams per connection.") var streamsPerConnection = 100
+    @Option(help: "APNs host (default: an in-process simulator).") var host: String?
+    @Option(help: "APNs port.") var port = 0
+    @Option(name: .customLong("ca"), help: "CA file for --host.") var caFile: String?
+    @Option(name: .customLong("team"), help: "Team id of the signing key.") var teamID = "BENCHTEAM1"
+    @Option(help: "Key id of the signing key.") var keyID = "BENCHKEY01"
+    @Option(name: .customLong("key"), help: "PEM file of the P-256 signing key (default: a key made for this run).")
+    var keyFile: String?
+    @Option(name: .customLong("serve"), help: "Run only the simulator for this many seconds (for a second process or h2load).")
+    var serveSeconds: Int?
+    @Option(name: .customLong("cert-out"), help: "Where --serve writes the simulator's CA certificate.")
+    var certificateOut = "/tmp/apns-sim-ca.pem"
 }
 
-/// User + system CPU seconds this process has used: unlike pushes/s, it does not depend on what else
-/// the machine is running.
-let options = Options(arguments: CommandLine.arguments)
+let options = Options.parseOrExit()
 let key: String
 if let keyFile = options.keyFile {
     key = try String(contentsOfFile: keyFile, encoding: .utf8)

@@ -24,7 +24,7 @@ struct SenderBench {
     static let bundleID = "com.example.rides"
 
     static func main() async throws {
-        let options = BenchOptions(arguments: CommandLine.arguments)
+        let options = BenchOptions.parseOrExit()
         let metrics = LatencyMetrics()
         MetricsSystem.bootstrap(metrics)
         var logger = Logger(label: "sender-bench")
