@@ -26,7 +26,7 @@ struct RenderedAlert: Hashable, Sendable {
 }
 
 extension APSFields {
-    /// The whole push body, `{"aps":{…}}`, keys sorted as ``CanonicalJSON`` sorts them.
+    /// The whole push body, `{"aps":{…}}`, keys sorted as ``JSONWriter`` sorts them.
     ///
     /// `contentState` and `attributes` must already be canonical (what the domain's
     /// model encodes to: see ``ContentStateContract``); they are written as they are.

@@ -93,8 +93,8 @@ extension JSONValue: Codable {
 }
 
 extension JSONValue {
-    /// Deterministic bytes: sorted keys, unescaped slashes; the same bytes
-    /// ``CanonicalJSON/encoder()`` writes, without its cost.
+    /// Deterministic bytes: sorted keys, unescaped slashes; the same bytes `JSONEncoder`
+    /// with `.sortedKeys` and `.withoutEscapingSlashes` writes, without its cost.
     public static func encoded(_ value: JSONValue) -> Data {
         var writer = JSONWriter()
         writer.value(value)

@@ -1,9 +1,9 @@
 import Foundation
 
-/// Writes JSON bytes directly, byte for byte what ``CanonicalJSON/encoder()`` writes for
-/// the same values: object keys in `.sortedKeys` order (Swift's `String` order, which
-/// is what swift-foundation sorts by), slashes
-/// unescaped, control characters escaped the same way, whole doubles without `.0`.
+/// Writes JSON bytes directly, byte for byte what `JSONEncoder` with `.sortedKeys` and
+/// `.withoutEscapingSlashes` writes for the same values: object keys in Swift's `String`
+/// order (what swift-foundation sorts by), slashes unescaped, control characters escaped
+/// the same way, whole doubles without `.0`.
 ///
 /// `JSONEncoder` costs several microseconds per value in boxing, generic metadata and
 /// dictionary sorting; payloads, push jobs and stored snapshots are written for every

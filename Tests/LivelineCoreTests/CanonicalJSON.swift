@@ -1,6 +1,7 @@
 import Foundation
 
-/// The one encoder configuration Liveline uses for bytes it sends or stores.
+/// The `JSONEncoder` whose bytes `JSONWriter` and `JSONValueEncoder` must reproduce: the
+/// tests' reference for what Liveline sends and stores.
 ///
 /// Only key order and slash escaping differ from `JSONEncoder()`; date and data
 /// strategies stay at their defaults because ActivityKit decodes with the defaults
