@@ -28,9 +28,9 @@ struct RenderedAlert: Hashable, Sendable {
 extension APSFields {
     /// The whole push body, `{"aps":{…}}`, keys sorted as ``JSONWriter`` sorts them.
     ///
-    /// `contentState` and `attributes` must already be canonical (what the domain's
+    /// `contentStateJSON` and `attributes` must already be canonical (what the domain's
     /// model encodes to: see ``ContentStateContract``); they are written as they are.
-    func payload(contentState: JSONValue, attributes: JSONValue?) -> Data {
+    func payload(contentStateJSON: Data, attributes: JSONValue?) -> Data {
         var writer = JSONWriter()
         writer.raw(#"{"aps":{"#)
         if let alert {
@@ -57,7 +57,7 @@ extension APSFields {
             }
         }
         writer.key("content-state")
-        writer.value(contentState)
+        writer.json(contentStateJSON)
         if let dismissalDate {
             writer.raw(#","dismissal-date":"#)
             writer.integer(dismissalDate)

@@ -13,9 +13,15 @@ protocol ContentStateContract: Sendable {
     /// `data.status` for the generic domain.
     func status(contentState: [String: JSONValue], data: [String: JSONValue], domain: String) throws(EventError) -> String
     /// Validates the content-state and returns its canonical JSON.
-    func canonicalContentState(_ value: JSONValue, domain: String) throws(EventError) -> JSONValue
+    func canonicalContentState(_ value: JSONValue, domain: String) throws(EventError) -> CanonicalValue
     /// Validates attributes and returns their canonical JSON.
     func canonicalAttributes(_ value: JSONValue, domain: String) throws(EventError) -> JSONValue
+}
+
+/// A canonical value with its bytes, written once: the payload and the store reuse them.
+struct CanonicalValue {
+    var value: JSONValue
+    var bytes: Data
 }
 
 /// The contract of a domain with Swift model types (ride, delivery, score).
@@ -36,7 +42,7 @@ struct ModelContract<Attributes: Codable & Sendable, State: Codable & Sendable>:
         return status
     }
 
-    func canonicalContentState(_ value: JSONValue, domain: String) throws(EventError) -> JSONValue {
+    func canonicalContentState(_ value: JSONValue, domain: String) throws(EventError) -> CanonicalValue {
         do {
             return try ModelCanonicalForm.of(value, as: State.self)
         } catch {
@@ -46,7 +52,7 @@ struct ModelContract<Attributes: Codable & Sendable, State: Codable & Sendable>:
 
     func canonicalAttributes(_ value: JSONValue, domain: String) throws(EventError) -> JSONValue {
         do {
-            return try ModelCanonicalForm.of(value, as: Attributes.self)
+            return try ModelCanonicalForm.of(value, as: Attributes.self).value
         } catch {
             throw .attributesMismatch(domain: domain, detail: ModelDecoding.describe(error))
         }
@@ -62,16 +68,18 @@ enum ModelCanonicalForm {
     ///
     /// A value that already is canonical (the Swift producer library sends it so) costs
     /// one decode and one encode: its first decode is the round trip.
-    static func of<Model: Codable>(_ value: JSONValue, as type: Model.Type) throws -> JSONValue {
-        let model = try JSONDecoder().decode(Model.self, from: JSONValue.encoded(value))
+    static func of<Model: Codable>(_ value: JSONValue, as type: Model.Type) throws -> CanonicalValue {
+        let sent = JSONValue.encoded(value)
+        let model = try JSONDecoder().decode(Model.self, from: sent)
         let canonical = try JSONValueEncoder().encode(model)
-        if canonical == value { return value }
+        if canonical == value { return CanonicalValue(value: value, bytes: sent) }
+        let bytes = JSONValue.encoded(canonical)
         do {
-            _ = try JSONDecoder().decode(Model.self, from: JSONValue.encoded(canonical))
+            _ = try JSONDecoder().decode(Model.self, from: bytes)
         } catch {
             throw RoundTripFailure(underlying: ModelDecoding.describe(error))
         }
-        return canonical
+        return CanonicalValue(value: canonical, bytes: bytes)
     }
 
     struct RoundTripFailure: Error, CustomStringConvertible {
@@ -89,11 +97,11 @@ struct OpaqueContract: ContentStateContract {
         try CloudEventParser.requiredString("status", in: data, prefix: "data.")
     }
 
-    func canonicalContentState(_ value: JSONValue, domain: String) throws(EventError) -> JSONValue {
+    func canonicalContentState(_ value: JSONValue, domain: String) throws(EventError) -> CanonicalValue {
         guard case .object = value else {
             throw .contentStateMismatch(domain: domain, detail: "must be a JSON object, found \(value.typeName)")
         }
-        return value
+        return CanonicalValue(value: value, bytes: JSONValue.encoded(value))
     }
 
     func canonicalAttributes(_ value: JSONValue, domain: String) throws(EventError) -> JSONValue {

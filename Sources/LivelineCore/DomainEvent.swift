@@ -1,3 +1,5 @@
+import Foundation
+
 /// A CloudEvent whose `data` has been checked against its domain: the unit the
 /// translator works on.
 ///
@@ -19,7 +21,11 @@ public struct DomainEvent: Hashable, Sendable {
     /// score `status`, generic `data.status`).
     public var status: String
     /// The full current content-state, canonical.
-    public var contentState: JSONValue
+    public var contentState: JSONValue {
+        didSet { contentStateJSON = JSONValue.encoded(contentState) }
+    }
+    /// `contentState` as the bytes every payload and the store carry, written once.
+    public private(set) var contentStateJSON: Data
     /// The activity attributes when the producer sent them, canonical.
     public var attributes: JSONValue?
     /// `data.message`: free text for alerts, e.g. why a ride failed.
@@ -28,7 +34,8 @@ public struct DomainEvent: Hashable, Sendable {
     /// Creates a domain event.
     public init(
         envelope: CloudEvent, domain: String, name: String, activityId: String, userId: String,
-        status: String, contentState: JSONValue, attributes: JSONValue?, message: String?
+        status: String, contentState: JSONValue, attributes: JSONValue?, message: String?,
+        contentStateJSON: Data? = nil
     ) {
         self.envelope = envelope
         self.domain = domain
@@ -37,6 +44,7 @@ public struct DomainEvent: Hashable, Sendable {
         self.userId = userId
         self.status = status
         self.contentState = contentState
+        self.contentStateJSON = contentStateJSON ?? JSONValue.encoded(contentState)
         self.attributes = attributes
         self.message = message
     }

@@ -45,7 +45,8 @@ extension Translator {
         }
         return DomainEvent(
             envelope: envelope, domain: domainName, name: String(typeParts[1]), activityId: activityId,
-            userId: userId, status: status, contentState: contentState, attributes: attributes, message: message
+            userId: userId, status: status, contentState: contentState.value, attributes: attributes, message: message,
+            contentStateJSON: contentState.bytes
         )
     }
 }

@@ -33,7 +33,7 @@ extension Translator {
         )
         // Content-state and attributes are canonical since parsing: the model's own
         // encoding, checked to decode back (ContentStateContract).
-        let payload = fields.payload(contentState: event.contentState, attributes: isStart ? snapshot.attributes : nil)
+        let payload = fields.payload(contentStateJSON: event.contentStateJSON, attributes: isStart ? snapshot.attributes : nil)
         guard payload.count <= maxPayloadBytes else {
             let message = "payload is \(payload.count) bytes, more than the \(maxPayloadBytes)-byte APNs limit"
             return .failure(.init(reason: .payloadTooLarge, message: message, traceNotes: notes))

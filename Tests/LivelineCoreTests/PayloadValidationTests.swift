@@ -58,12 +58,22 @@ struct PayloadValidationTests {
         members["unknown"] = .string("dropped")
         members["distanceRemaining"] = .double(3)
         let canonical = try DomainKind.ride.contract.canonicalContentState(.object(members), domain: "ride")
-        #expect(canonical["unknown"] == nil)
+        #expect(canonical.value["unknown"] == nil)
         let modelBytes = try CanonicalJSON.encoder().encode(
             try JSONDecoder().decode(RideModel.State.self, from: JSONValue.encoded(.object(members))))
-        #expect(JSONValue.encoded(canonical) == modelBytes)
+        #expect(JSONValue.encoded(canonical.value) == modelBytes)
+        #expect(canonical.bytes == modelBytes)
         // Canonical input comes back as it is.
-        #expect(try DomainKind.ride.contract.canonicalContentState(sent, domain: "ride") == sent)
+        let same = try DomainKind.ride.contract.canonicalContentState(sent, domain: "ride")
+        #expect(same.value == sent)
+        #expect(same.bytes == JSONValue.encoded(sent))
+    }
+
+    @Test func anEventsContentStateBytesFollowItsValue() throws {
+        var event = try Fixtures.event("ride-assigned")
+        #expect(event.contentStateJSON == JSONValue.encoded(event.contentState))
+        event.contentState = .object(["driverName": .string("M")])
+        #expect(event.contentStateJSON == Data(#"{"driverName":"M"}"#.utf8))
     }
 
     /// A model whose encoding its own decoder rejects: the round trip must catch it

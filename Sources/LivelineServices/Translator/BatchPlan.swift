@@ -138,7 +138,7 @@ struct BatchPlan {
             activityID: event.activityId, domain: event.domain, attributesType: snapshot.attributesType,
             userID: event.userId,
             attributes: event.attributes.map(Self.text),
-            contentState: Self.text(event.contentState),
+            contentState: String(decoding: event.contentStateJSON, as: UTF8.self),
             eventTime: event.time.date,
             end: snapshot.endedAt.map { ActivityChange.End(at: $0.date, reason: snapshot.endReason ?? "ended") },
             eventID: event.id, status: event.status, pushTimestamp: snapshot.lastPushTimestamp,
