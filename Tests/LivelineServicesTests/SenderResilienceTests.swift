@@ -22,8 +22,19 @@ import Testing
             }
             try await harness.publish(tokens.map { makeJob(target: .device(token: $0, kind: .update)) })
 
-            try await eventually(timeout: .seconds(40), "every job delivered") {
-                tokens.allSatisfy { !harness.simulator.deliveries(toDevice: $0).isEmpty }
+            do {
+                try await eventually(timeout: .seconds(40), "every job delivered") {
+                    tokens.allSatisfy { !harness.simulator.deliveries(toDevice: $0).isEmpty }
+                }
+            } catch {
+                let missing = tokens.filter { harness.simulator.deliveries(toDevice: $0).isEmpty }
+                let send = try await harness.messageCount(harness.topology.sendQueue)
+                let dead = try await harness.messageCount(harness.topology.deadQueue)
+                var retry = 0
+                for tier in harness.topology.retryTiers { retry += try await harness.messageCount(harness.topology.retryQueue(tier)) }
+                // Where the undelivered jobs are, so a failure says whether they were lost or late.
+                Issue.record("\(missing.count) jobs undelivered; send queue \(send), retry queues \(retry), DLQ \(dead); simulator \(harness.simulator.statistics)")
+                throw error
             }
             try await eventually("queues empty") {
                 let send = try await harness.messageCount(harness.topology.sendQueue)
