@@ -24,6 +24,35 @@ struct SnapshotConformanceTests {
         }
     }
 
+    /// The SQLite store passes a batch's keys as one JSON array; keys that need escaping in
+    /// JSON must come back as themselves.
+    @Test(arguments: StoreKind.underTest)
+    func keysThatNeedEscapingInJSONAreFound(kind: StoreKind) async throws {
+        let ids = [#"r-"quoted""#, #"r-back\slash"#, "r-line\nbreak\u{1}", "r-ünï-😀", "r-[,]"]
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            _ = try await store.applyChanges(ids.map { Fixtures.change($0, at: 1, user: "u-\($0)") })
+            for id in ids {
+                _ = try await store.registerUpdateToken(Fixtures.registration(id, user: "u-\(id)", token: Fixtures.token(3), at: 2))
+                try await store.registerPushToStartToken(PushToStartToken(
+                    userID: "u-\(id)", attributesType: "RideAttributes", token: Fixtures.token(4), registeredAt: Fixtures.time(0)))
+            }
+            let snapshots = try await store.loadSnapshots(ids.map {
+                SnapshotRequest(activityID: $0, userID: "u-\($0)", attributesType: "RideAttributes")
+            })
+            for id in ids {
+                let snapshot = try #require(snapshots[id], "\(id)")
+                #expect(snapshot.activity?.userID == "u-\(id)")
+                #expect(snapshot.updateTokens.map(\.token) == [Fixtures.token(3)])
+                #expect(snapshot.pushToStartToken?.token == Fixtures.token(4))
+            }
+            // The same keys, as pairs: a second change by the owner keeps the owner's token.
+            let outcomes = try await store.applyChanges(ids.map { Fixtures.change($0, at: 2, user: "u-\($0)") })
+            #expect(outcomes == Array(repeating: .applied, count: ids.count))
+            #expect(try await store.loadSnapshots([SnapshotRequest(
+                activityID: ids[0], userID: "u-\(ids[0])", attributesType: "RideAttributes")])[ids[0]]?.updateTokens.count == 1)
+        }
+    }
+
     @Test(arguments: StoreKind.underTest)
     func aSnapshotHoldsTheActivityItsTokensAndPreferences(kind: StoreKind) async throws {
         try await kind.withStore { (store: any ActivityStore) async throws in
