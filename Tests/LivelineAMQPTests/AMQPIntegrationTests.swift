@@ -24,6 +24,49 @@ struct AMQPIntegrationTests {
         }
     }
 
+    /// Publishes are framed by Liveline itself on plain TCP and by rabbitmq-c on TLS; both
+    /// must carry every property and split bodies across frames exactly.
+    @Test(arguments: ["LIVELINE_TEST_AMQP_URL", "LIVELINE_TEST_AMQPS_URL"])
+    func propertiesAndBodiesOfEverySizeArriveIntact(urlVariable: String) async throws {
+        try await withBroker {
+            let environment = ProcessInfo.processInfo.environment
+            let url = try #require(environment[urlVariable], "scripts/test sets \(urlVariable)")
+            var configuration = try AMQPConfiguration(url: url)
+            if configuration.tls != nil {
+                configuration.tls?.caFile = try #require(environment["LIVELINE_TEST_TLS_DIR"]) + "/ca.pem"
+            }
+            let connection = try await AMQPConnection.connect(configuration, logger: Broker.logger)
+            let queue = Broker.unique("frames")
+            try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
+
+            // The negotiated frame is 131,072 bytes, so 131,064 bytes of body fill one exactly.
+            let sizes = [0, 1, 131_063, 131_064, 131_065, 400_000]
+            let properties = AMQPProperties(
+                contentType: "application/json", contentEncoding: "identity",
+                headers: [
+                    "x-text": "ünï ✓", "x-int": .int(-42), "x-flag": .bool(true),
+                    "x-list": .array([.int(1), .string("two")]), "x-nested": .table(["k": .string("v")]),
+                ],
+                priority: 3, correlationID: "corr", replyTo: "reply", expiration: "60000", messageID: "m-1",
+                timestamp: Date(timeIntervalSince1970: 1_795_000_000), type: "job", appID: "liveline")
+            let bodies = sizes.map { size in Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }) }
+            try await connection.publish(contentsOf: bodies.map {
+                AMQPMessage(exchange: "", routingKey: queue, body: $0, properties: properties)
+            })
+
+            let consumer = try await connection.consume(queue: queue, prefetch: 10)
+            let deliveries = try await receive(sizes.count, from: consumer)
+            #expect(deliveries.map(\.body) == bodies)
+            for delivery in deliveries {
+                #expect(delivery.properties == properties)
+                delivery.ack()
+            }
+            await consumer.close()
+            try await connection.delete(queue: queue)
+            await connection.close()
+        }
+    }
+
     @Test func unroutableMandatoryPublishFailsAndOnlyThatOne() async throws {
         try await withBroker {
             let connection = try await Broker.connect()

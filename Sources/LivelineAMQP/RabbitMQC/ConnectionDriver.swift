@@ -35,6 +35,8 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     private var connection: amqp_connection_state_t?
     private var generation: UInt64 = 0
     private let arena = CArena()
+    /// Frames of the publishes going out in one write; plain TCP only (see ``PublishFrames``).
+    private var publishFrames: PublishFrames?
     private var confirms = ConfirmTracker<PendingPublish>()
     private var returned: [UInt64: AMQPError] = [:]
     private var waiting: [PendingPublish] = []
@@ -425,6 +427,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             amqp_destroy_connection(connection)
         }
         connection = nil
+        publishFrames = nil
         controlChannelOpen = false
         blocked = false
         assembling.removeAll()
@@ -677,11 +680,19 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         socketWritable = probe.revents & Int16(POLLOUT) != 0
         guard socketWritable else { return }
         var budget = 256 * 1024
+        let frames = configuration.tls == nil ? framesBuffer(connection) : nil
         while waitingHead < waiting.count, confirms.count < limit, budget > 0 {
             let pending = waiting[waitingHead]
             waitingHead += 1
             budget -= pending.message.body.count + 256
-            try publishOnWire(pending, connection)
+            if let frames {
+                try appendFrames(pending, to: frames, connection)
+            } else {
+                try publishOnWire(pending, connection)
+            }
+        }
+        if let frames, !frames.isEmpty {
+            try frames.send(to: amqp_get_sockfd(connection), timeout: sendTimeout)
         }
         if waitingHead == waiting.count {
             waiting.removeAll(keepingCapacity: true)
@@ -690,6 +701,35 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             waiting.removeFirst(waitingHead)
             waitingHead = 0
         }
+    }
+
+    private func framesBuffer(_ connection: amqp_connection_state_t) -> PublishFrames {
+        if let publishFrames { return publishFrames }
+        let frames = PublishFrames(frameMax: Int(amqp_get_frame_max(connection)))
+        publishFrames = frames
+        return frames
+    }
+
+    /// How long a send may wait for socket room: as long as a silent broker is tolerated.
+    private var sendTimeout: Duration {
+        configuration.heartbeat > .zero ? configuration.heartbeat * 2 : .seconds(30)
+    }
+
+    private func appendFrames(_ pending: PendingPublish, to frames: PublishFrames, _ connection: amqp_connection_state_t) throws(AMQPError) {
+        let message = pending.message
+        _ = confirms.register(pending)
+        defer { arena.reset() }
+        var properties = arena.properties(message.properties)
+        let exchange = arena.bytes(message.exchange)
+        let routingKey = arena.bytes(message.routingKey)
+        let result = message.body.withUnsafeBytes { body in
+            Result { () throws(AMQPError) in
+                try frames.append(
+                    channel: Self.publisherChannel, exchange: exchange, routingKey: routingKey, mandatory: message.mandatory,
+                    properties: &properties, body: body, frameMax: Int(amqp_get_frame_max(connection)))
+            }
+        }
+        try result.get()
     }
 
     private func publishOnWire(_ pending: PendingPublish, _ connection: amqp_connection_state_t) throws(AMQPError) {
