@@ -84,20 +84,28 @@ public final class AMQPConnection: Sendable {
     /// If some fail, throws ``AMQPPublishError`` listing which ones and why, after every
     /// message was settled; the others were confirmed.
     public func publish(contentsOf messages: [AMQPMessage]) async throws {
-        guard !messages.isEmpty else { return }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-            let completion = PublishCompletion(count: messages.count, continuation: continuation)
-            var pending: [PendingPublish] = []
-            pending.reserveCapacity(messages.count)
-            for (index, var message) in messages.enumerated() {
-                // Returned messages are matched to their publish by message id.
-                if message.mandatory, message.properties.messageID == nil {
-                    message.properties.messageID = UUID().uuidString
-                }
-                pending.append(PendingPublish(message: message, completion: completion, index: index))
+        try await submit(contentsOf: messages).confirmed()
+    }
+
+    /// Queues messages for publishing now and returns the wait for their confirms.
+    ///
+    /// Messages reach the broker in the order of `submit` calls, whenever and in whichever
+    /// order their receipts are awaited, so a caller can have several runs in flight and
+    /// still keep them in sequence.
+    public func submit(contentsOf messages: [AMQPMessage]) -> PublishReceipt {
+        let completion = PublishCompletion(count: messages.count)
+        guard !messages.isEmpty else { return PublishReceipt(completion: completion) }
+        var pending: [PendingPublish] = []
+        pending.reserveCapacity(messages.count)
+        for (index, var message) in messages.enumerated() {
+            // Returned messages are matched to their publish by message id.
+            if message.mandatory, message.properties.messageID == nil {
+                message.properties.messageID = UUID().uuidString
             }
-            driver.enqueue(.publish(pending))
+            pending.append(PendingPublish(message: message, completion: completion, index: index))
         }
+        driver.enqueue(.publish(pending))
+        return PublishReceipt(completion: completion)
     }
 
     /// Starts consuming a queue with manual acks and the given prefetch (`basic.qos`).
@@ -172,29 +180,60 @@ struct PendingPublish: @unchecked Sendable {
     let index: Int
 }
 
-/// Resumes a publish call once every message in it is settled.
-///
-/// Confined to the owner thread after creation, hence `@unchecked Sendable`.
-final class PublishCompletion: @unchecked Sendable {
-    private var remaining: Int
-    private var failures: [(index: Int, error: AMQPError)] = []
-    private let continuation: CheckedContinuation<Void, Error>
+/// The wait for the confirms of one ``AMQPConnection/submit(contentsOf:)`` call.
+public struct PublishReceipt: Sendable {
+    fileprivate let completion: PublishCompletion
 
-    init(count: Int, continuation: CheckedContinuation<Void, Error>) {
-        self.remaining = count
-        self.continuation = continuation
+    /// Returns once the broker confirmed every message; throws ``AMQPPublishError`` naming
+    /// the ones that failed, after all were settled.
+    public func confirmed() async throws {
+        try await withCheckedThrowingContinuation { continuation in
+            completion.whenSettled(continuation)
+        }
+    }
+}
+
+/// Collects the settlement of a run of messages and reports it to whoever waits, before
+/// or after the last message is settled.
+///
+/// Settled on the owner thread, awaited from any task: the state is behind a lock.
+final class PublishCompletion: Sendable {
+    private struct State {
+        var remaining: Int
+        var failures: [(index: Int, error: AMQPError)] = []
+        var waiter: CheckedContinuation<Void, Error>?
+    }
+
+    private let state: Mutex<State>
+
+    init(count: Int) {
+        state = Mutex(State(remaining: count))
     }
 
     func settle(index: Int, error: AMQPError?) {
-        if let error { failures.append((index, error)) }
-        remaining -= 1
-        if remaining == 0 {
-            if failures.isEmpty {
-                continuation.resume()
-            } else {
-                continuation.resume(throwing: AMQPPublishError(failures: failures.sorted { $0.index < $1.index }))
-            }
+        let (waiter, result) = state.withLock { state -> (CheckedContinuation<Void, Error>?, Result<Void, AMQPPublishError>?) in
+            if let error { state.failures.append((index, error)) }
+            state.remaining -= 1
+            guard state.remaining == 0 else { return (nil, nil) }
+            defer { state.waiter = nil }
+            return (state.waiter, Self.result(state.failures))
         }
+        if let waiter, let result { waiter.resume(with: result.mapError { $0 }) }
+    }
+
+    func whenSettled(_ continuation: CheckedContinuation<Void, Error>) {
+        let result = state.withLock { state -> Result<Void, AMQPPublishError>? in
+            guard state.remaining == 0 else {
+                state.waiter = continuation
+                return nil
+            }
+            return Self.result(state.failures)
+        }
+        if let result { continuation.resume(with: result.mapError { $0 }) }
+    }
+
+    private static func result(_ failures: [(index: Int, error: AMQPError)]) -> Result<Void, AMQPPublishError> {
+        failures.isEmpty ? .success(()) : .failure(AMQPPublishError(failures: failures.sorted { $0.index < $1.index }))
     }
 }
 
