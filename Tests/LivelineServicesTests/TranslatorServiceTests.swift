@@ -235,6 +235,44 @@ struct TranslatorServiceTests {
         }
     }
 
+    /// Small batches, several of them awaiting confirms at once: an activity's jobs still
+    /// leave in event order, and its newest state is the last job.
+    @Test func jobsLeaveInEventOrderWhileBatchesOverlap() async throws {
+        try await withBroker {
+            let activities = (0..<4).map { "o-\($0)" }
+            let perActivity = 150
+            try await TranslatorHarness.run(settings: TranslatorSettings(prefetch: 80, maxBatchSize: 20, linger: .milliseconds(1))) { harness, _ in
+                for activity in activities {
+                    try await harness.registerUpdateToken(Events.tokenA, activity: activity, user: "u-1")
+                }
+                let events = try (0..<perActivity).flatMap { step in
+                    try activities.map { activity in
+                        try LivelineEvent.ride(
+                            activityId: activity, userId: "u-1", state: Events.rideState(.driverEnRoute, distance: Double(perActivity - step)),
+                            id: "\(activity)-\(step)", time: Events.base.addingTimeInterval(Double(step)))
+                    }
+                }
+                try await harness.publisher.publish(contentsOf: events)
+                try await eventually("all events handled") {
+                    let left = try await harness.control.messageCount(queue: harness.topology.translateQueue)
+                    return left == 0 && harness.metrics.total("liveline_translator_events_received_total") == Int64(events.count)
+                }
+                let count = try await harness.control.messageCount(queue: harness.topology.sendQueue)
+                let consumer = try await harness.control.consume(queue: harness.topology.sendQueue, prefetch: 200)
+                let jobs = try await harness.jobs(count, consumer: consumer).map(\.job)
+                await consumer.close()
+                #expect(harness.metrics.total("liveline_translator_batches_failed_total") == 0)
+                for activity in activities {
+                    let sequences = jobs.filter { $0.activityId == activity }.map(\.sequence)
+                    #expect(sequences.count > 1, "\(activity) should span several batches")
+                    #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count, "\(activity): \(sequences)")
+                    let newest: Double = (Events.base.timeIntervalSince1970 + Double(perActivity - 1)) * 1000
+                    #expect(sequences.last == Int64(newest.rounded()))
+                }
+            }
+        }
+    }
+
     @Test func gracefulShutdownAcksEverythingItProcessed() async throws {
         try await withBroker {
             let total = 600

@@ -185,9 +185,17 @@ struct BatchProcessor: Sendable {
             dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart)
     }
 
-    /// Publishes everything, pipelined, with confirms; then counts the batch.
-    func publish(_ batch: PreparedBatch) async throws {
-        try await publishConfirmed(batch.outgoing)
+    /// Queues the batch's jobs and dead letters on the publisher connection now: batches
+    /// submitted one after another reach the broker in that order, while several of them
+    /// wait for their confirms at once.
+    func submit(_ batch: PreparedBatch) -> PublishReceipt {
+        publisher.submit(contentsOf: batch.outgoing)
+    }
+
+    /// Waits for the confirms of a submitted batch, publishing refused messages again while
+    /// that is worth it; then counts the batch.
+    func confirm(_ batch: PreparedBatch, receipt: PublishReceipt) async throws {
+        try await confirmed(batch.outgoing, receipt: receipt)
         _ = metrics.record(.publish, since: batch.startedPublishing)
         metrics.received.increment(by: batch.received)
         metrics.translated.increment(by: batch.translated)
@@ -218,14 +226,17 @@ struct BatchProcessor: Sendable {
         }
     }
 
-    /// Publishes and waits for every confirm, retrying only the messages that failed
-    /// for a retriable reason (e.g. a full queue's `basic.nack`).
-    private func publishConfirmed(_ messages: [AMQPMessage]) async throws {
+    /// Waits for every confirm of a submitted run, submitting again only the messages that
+    /// failed for a retriable reason (e.g. a full queue's `basic.nack`). Such a message
+    /// goes out after the next batch's jobs, as a whole batch requeued after a failed
+    /// publish already does; it still carries its own `aps.timestamp`.
+    private func confirmed(_ messages: [AMQPMessage], receipt: PublishReceipt) async throws {
         var pending = messages
+        var receipt = receipt
         var attempt = 1
-        while !pending.isEmpty {
+        while true {
             do {
-                try await publisher.publish(contentsOf: pending)
+                try await receipt.confirmed()
                 return
             } catch let error as AMQPPublishError {
                 let retriable = error.failures.allSatisfy { $0.error.isRetriable }
@@ -233,6 +244,7 @@ struct BatchProcessor: Sendable {
                 pending = error.failures.compactMap { $0.index < pending.count ? pending[$0.index] : nil }
                 attempt += 1
                 try await Task.sleep(for: settings.publishRetryDelay)
+                receipt = publisher.submit(contentsOf: pending)
             }
         }
     }

