@@ -61,25 +61,23 @@ struct ModelContract<Attributes: Codable & Sendable, State: Codable & Sendable>:
 
 /// A model type's canonical JSON for a value.
 enum ModelCanonicalForm {
-    /// Decodes `value` into the model with the default `JSONDecoder` (as ActivityKit
-    /// does) and encodes the model again: unknown keys go, dates and ranges take the
-    /// model's form. Throws when the value does not decode, or when the model's own
-    /// encoding does not decode back.
+    /// Decodes `value` into the model as the default `JSONDecoder` does (as ActivityKit
+    /// does; see ``JSONValueDecoder``) and encodes the model again: unknown keys go, dates
+    /// and ranges take the model's form. Throws when the value does not decode, or when
+    /// the model's own encoding does not decode back.
     ///
     /// A value that already is canonical (the Swift producer library sends it so) costs
     /// one decode and one encode: its first decode is the round trip.
     static func of<Model: Codable>(_ value: JSONValue, as type: Model.Type) throws -> CanonicalValue {
-        let sent = JSONValue.encoded(value)
-        let model = try JSONDecoder().decode(Model.self, from: sent)
+        let model = try JSONValueDecoder().decode(Model.self, from: value)
         let canonical = try JSONValueEncoder().encode(model)
-        if canonical == value { return CanonicalValue(value: value, bytes: sent) }
-        let bytes = JSONValue.encoded(canonical)
+        if canonical == value { return CanonicalValue(value: value, bytes: JSONValue.encoded(value)) }
         do {
-            _ = try JSONDecoder().decode(Model.self, from: bytes)
+            _ = try JSONValueDecoder().decode(Model.self, from: canonical)
         } catch {
             throw RoundTripFailure(underlying: ModelDecoding.describe(error))
         }
-        return CanonicalValue(value: canonical, bytes: bytes)
+        return CanonicalValue(value: canonical, bytes: JSONValue.encoded(canonical))
     }
 
     struct RoundTripFailure: Error, CustomStringConvertible {
