@@ -22,8 +22,8 @@ struct TranslatorBenchmark: AsyncParsableCommand {
 
     @Option(help: "Events to translate.") var events = 100_000
     @Option(help: "Activities the events are spread over (each gets one update token).") var activities = 10_000
-    @Option(help: "Largest batch.") var batch = 500
-    @Option(help: "Consumer prefetch.") var prefetch: UInt16 = 2_000
+    @Option(help: "Largest batch.") var batch = TranslatorSettings().maxBatchSize
+    @Option(help: "Consumer prefetch.") var prefetch: UInt16 = TranslatorSettings().prefetch
     @Option(help: "AMQP URL.") var amqpURL = ProcessInfo.processInfo.environment["LIVELINE_AMQP_URL"]
         ?? "amqp://guest:guest@127.0.0.1:5672/%2f"
     @Option(help: "Also run against PostgreSQL at this URL (a throwaway schema is created).") var postgresURL: String?
