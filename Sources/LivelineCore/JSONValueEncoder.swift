@@ -22,10 +22,24 @@ struct JSONValueEncoder {
 private final class Node {
     enum Kind { case empty, value, object, array }
 
+    /// A member or item: a plain value is stored as is, which spares a node per field;
+    /// only nested containers and models need a node of their own.
+    enum Child {
+        case value(JSONValue)
+        case node(Node)
+
+        func materialize() -> JSONValue {
+            switch self {
+            case .value(let value): value
+            case .node(let node): node.materialize()
+            }
+        }
+    }
+
     var kind = Kind.empty
     var value = JSONValue.null
-    var members: [String: Node] = [:]
-    var items: [Node] = []
+    var members: [String: Child] = [:]
+    var items: [Child] = []
     let codingPath: [any CodingKey]
 
     init(codingPath: [any CodingKey]) {
@@ -58,15 +72,25 @@ private final class Node {
     func child(forKey key: any CodingKey) -> Node {
         let node = Node(codingPath: codingPath + [key])
         kind = .object
-        members[key.stringValue] = node
+        members[key.stringValue] = .node(node)
         return node
+    }
+
+    func set(_ value: JSONValue, forKey key: any CodingKey) {
+        kind = .object
+        members[key.stringValue] = .value(value)
     }
 
     func appendChild() -> Node {
         let node = Node(codingPath: codingPath + [IndexKey(intValue: items.count)])
         kind = .array
-        items.append(node)
+        items.append(.node(node))
         return node
+    }
+
+    func append(_ value: JSONValue) {
+        kind = .array
+        items.append(.value(value))
     }
 
     /// `JSONEncoder` writes a double's shortest form with a trailing `.0` removed; such
@@ -125,7 +149,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let node: Node
     var codingPath: [any CodingKey] { node.codingPath }
 
-    private func set(_ value: JSONValue, _ key: Key) { node.child(forKey: key).set(value) }
+    private func set(_ value: JSONValue, _ key: Key) { node.set(value, forKey: key) }
 
     mutating func encodeNil(forKey key: Key) throws { set(.null, key) }
     mutating func encode(_ value: Bool, forKey key: Key) throws { set(.bool(value), key) }
@@ -170,7 +194,7 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     var codingPath: [any CodingKey] { node.codingPath }
     var count: Int { node.items.count }
 
-    private func append(_ value: JSONValue) { node.appendChild().set(value) }
+    private func append(_ value: JSONValue) { node.append(value) }
     private var nextPath: [any CodingKey] { codingPath + [IndexKey(intValue: count)] }
 
     mutating func encodeNil() throws { append(.null) }
