@@ -43,12 +43,21 @@ struct AlertRendering {
 
     private func lookup(_ name: String) -> String? {
         if name == "message" { return message }
-        let path = name.split(separator: ".").map(String.init)
-        for root in [contentState, attributes] {
-            var current: JSONValue? = root
-            for key in path { current = current?[key] }
-            if let current, current != .null { return current.displayText }
+        let found = Self.resolve(name, in: contentState) ?? attributes.flatMap { Self.resolve(name, in: $0) }
+        return found?.displayText
+    }
+
+    /// The value at a dotted path, nil when absent or `null`. Most placeholders name a
+    /// top-level member, which is looked up without splitting the path.
+    private static func resolve(_ path: String, in root: JSONValue) -> JSONValue? {
+        var current: JSONValue?
+        if path.utf8.contains(UInt8(ascii: ".")) {
+            current = root
+            for key in path.split(separator: ".") { current = current?[String(key)] }
+        } else {
+            current = root[path]
         }
-        return nil
+        guard let current, current != .null else { return nil }
+        return current
     }
 }
