@@ -9,55 +9,55 @@ import Foundation
 public struct DomainEvent: Hashable, Sendable {
     /// The envelope as received.
     public var envelope: CloudEvent {
-        get { storage.envelope }
-        set { unique().envelope = newValue }
+        get { storage.fields.envelope }
+        set { unique().fields.envelope = newValue }
     }
     /// The configured domain, the part of `type` before the first dot.
     public var domain: String {
-        get { storage.domain }
-        set { unique().domain = newValue }
+        get { storage.fields.domain }
+        set { unique().fields.domain = newValue }
     }
     /// The part of `type` after the domain, e.g. `status`. Informational.
     public var name: String {
-        get { storage.name }
-        set { unique().name = newValue }
+        get { storage.fields.name }
+        set { unique().fields.name = newValue }
     }
     /// `data.activityId`.
     public var activityId: String {
-        get { storage.activityId }
-        set { unique().activityId = newValue }
+        get { storage.fields.activityId }
+        set { unique().fields.activityId = newValue }
     }
     /// `data.userId`.
     public var userId: String {
-        get { storage.userId }
-        set { unique().userId = newValue }
+        get { storage.fields.userId }
+        set { unique().fields.userId = newValue }
     }
     /// The status used for policy lookup (ride `status`, delivery `currentStep`,
     /// score `status`, generic `data.status`).
     public var status: String {
-        get { storage.status }
-        set { unique().status = newValue }
+        get { storage.fields.status }
+        set { unique().fields.status = newValue }
     }
     /// The full current content-state, canonical.
     public var contentState: JSONValue {
-        get { storage.contentState }
+        get { storage.fields.contentState }
         set {
             let storage = unique()
-            storage.contentState = newValue
-            storage.contentStateJSON = JSONValue.encoded(newValue)
+            storage.fields.contentState = newValue
+            storage.fields.contentStateJSON = JSONValue.encoded(newValue)
         }
     }
     /// `contentState` as the bytes every payload and the store carry, written once.
-    public var contentStateJSON: Data { storage.contentStateJSON }
+    public var contentStateJSON: Data { storage.fields.contentStateJSON }
     /// The activity attributes when the producer sent them, canonical.
     public var attributes: JSONValue? {
-        get { storage.attributes }
-        set { unique().attributes = newValue }
+        get { storage.fields.attributes }
+        set { unique().fields.attributes = newValue }
     }
     /// `data.message`: free text for alerts, e.g. why a ride failed.
     public var message: String? {
-        get { storage.message }
-        set { unique().message = newValue }
+        get { storage.fields.message }
+        set { unique().fields.message = newValue }
     }
 
     /// Creates a domain event.
@@ -66,10 +66,10 @@ public struct DomainEvent: Hashable, Sendable {
         status: String, contentState: JSONValue, attributes: JSONValue?, message: String?,
         contentStateJSON: Data? = nil
     ) {
-        storage = Storage(
+        storage = Storage(Fields(
             envelope: envelope, domain: domain, name: name, activityId: activityId, userId: userId, status: status,
             contentState: contentState, contentStateJSON: contentStateJSON ?? JSONValue.encoded(contentState),
-            attributes: attributes, message: message)
+            attributes: attributes, message: message))
     }
 
     /// The event id (`envelope.id`).
@@ -93,58 +93,22 @@ public struct DomainEvent: Hashable, Sendable {
     private var storage: Storage
 
     private mutating func unique() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
         return storage
     }
 
-    private final class Storage: @unchecked Sendable {
-        // Mutated only through `unique()`, so a box shared between copies never changes.
+    private struct Fields: Hashable {
         var envelope: CloudEvent
-        var domain: String
-        var name: String
-        var activityId: String
-        var userId: String
-        var status: String
+        var domain, name, activityId, userId, status: String
         var contentState: JSONValue
         var contentStateJSON: Data
         var attributes: JSONValue?
         var message: String?
+    }
 
-        init(
-            envelope: CloudEvent, domain: String, name: String, activityId: String, userId: String, status: String,
-            contentState: JSONValue, contentStateJSON: Data, attributes: JSONValue?, message: String?
-        ) {
-            self.envelope = envelope
-            self.domain = domain
-            self.name = name
-            self.activityId = activityId
-            self.userId = userId
-            self.status = status
-            self.contentState = contentState
-            self.contentStateJSON = contentStateJSON
-            self.attributes = attributes
-            self.message = message
-        }
-
-        func copy() -> Storage {
-            Storage(
-                envelope: envelope, domain: domain, name: name, activityId: activityId, userId: userId, status: status,
-                contentState: contentState, contentStateJSON: contentStateJSON, attributes: attributes, message: message)
-        }
-
-        /// What equality and hashing compare (the bytes follow from the content-state).
-        struct Fields: Hashable {
-            var envelope: CloudEvent
-            var domain, name, activityId, userId, status: String
-            var contentState: JSONValue
-            var attributes: JSONValue?
-            var message: String?
-        }
-
-        var fields: Fields {
-            Fields(
-                envelope: envelope, domain: domain, name: name, activityId: activityId, userId: userId, status: status,
-                contentState: contentState, attributes: attributes, message: message)
-        }
+    /// Changed only through `unique()`, so a box shared between copies never changes.
+    private final class Storage: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
     }
 }
