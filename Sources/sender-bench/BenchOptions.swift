@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LivelineServices
 
 /// Command-line options of `sender-bench`.
 ///
@@ -18,8 +19,8 @@ struct BenchOptions: ParsableCommand {
     }
 
     @Option(help: "Push jobs to send.") var count = 100_000
-    @Option(help: "Sends in flight at once.") var inFlight = 1_000
-    @Option(help: "Consumer prefetch on the send queue.") var prefetch: UInt16 = 2_000
+    @Option(help: "Sends in flight at once.") var inFlight = SenderSettings().maximumSendsInFlight
+    @Option(help: "Consumer prefetch on the send queue.") var prefetch: UInt16 = SenderSettings().prefetch
     @Option(help: "APNs connections.") var connections = 2
     @Option(help: "full, apns or amqp.") var mode = Mode.full
     @Option(name: .customLong("amqp"), help: "AMQP URL.")

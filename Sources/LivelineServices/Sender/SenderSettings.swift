@@ -4,10 +4,12 @@ import LivelineMessaging
 public struct SenderSettings: Sendable {
     /// Broker names: the send queue, the retry exchange and tiers, the dead exchange.
     public var topology: LivelineTopology
-    /// `basic.qos` prefetch of the send queue. Default 2,000: enough to keep every
-    /// send slot busy while acks travel back.
+    /// `basic.qos` prefetch of the send queue. Default 1,000, twice the sends in flight:
+    /// enough to keep every send slot busy while acks travel back.
     public var prefetch: UInt16
-    /// Sends in flight at once, across every app. Default 1,000.
+    /// Sends in flight at once, across every app. Default 500: against 1,000 it gave the
+    /// same rate or better on the reference machine, with p50 send latency 16 ms instead
+    /// of 40 ms (more in flight only queues longer behind the same CPU).
     public var maximumSendsInFlight: Int
     /// The first back-off after a 429 for a token; it doubles on every further 429 for
     /// the same token, up to ``maximumThrottleBackoff``. Default 5 s.
@@ -22,8 +24,8 @@ public struct SenderSettings: Sendable {
     /// Creates settings; every argument has the documented default.
     public init(
         topology: LivelineTopology = LivelineTopology(),
-        prefetch: UInt16 = 2_000,
-        maximumSendsInFlight: Int = 1_000,
+        prefetch: UInt16 = 1_000,
+        maximumSendsInFlight: Int = 500,
         throttleBackoff: Duration = .seconds(5),
         maximumThrottleBackoff: Duration = .seconds(600),
         traceFlushInterval: Duration = .milliseconds(5),
