@@ -125,6 +125,7 @@ let package = Package(
         .executableTarget(
             name: "store-bench",
             dependencies: [
+                "LivelineBenchSupport",
                 "LivelineStore",
                 "LivelineAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import JWTKit
 import LivelineAPI
+import LivelineBenchSupport
 import LivelineStore
 import Logging
 import NIOCore
@@ -49,12 +50,12 @@ enum APIBenchmark {
             var portIterator = ports.makeAsyncIterator()
             guard let port = await portIterator.next() else { return }
             let base = "http://127.0.0.1:\(port)"
-            let cpuStarted = ProcessCPUTime.now()
+            let cpuStarted = ProcessUsage.cpuSeconds()
             let (elapsed, failures) = try await load(
                 client: client, base: base, jwts: jwts, requests: options.requests, concurrency: options.concurrency)
             print(String(
                 format: "api: %.0f token registrations/s, %.0f per CPU-second of server and client together (%d requests, concurrency %d, %d failed)",
-                Double(options.requests) / elapsed.seconds, Double(options.requests) / (ProcessCPUTime.now() - cpuStarted),
+                Double(options.requests) / elapsed.seconds, Double(options.requests) / (ProcessUsage.cpuSeconds() - cpuStarted),
                 options.requests, options.concurrency, failures))
             await services.triggerGracefulShutdown()
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineBenchSupport
 import LivelineStore
 import Logging
 import PostgresNIO
@@ -50,7 +51,7 @@ enum StoreBenchmark {
         var applied = 0
         let clock = ContinuousClock()
         let started = clock.now
-        let cpuStarted = ProcessCPUTime.now()
+        let cpuStarted = ProcessUsage.cpuSeconds()
         for batch in 0..<options.batches {
             let eventTime = Date(millisecondsSince1970: seedTime.millisecondsSince1970 + Int64(batch + 1) * 1000)
             let ids = (0..<options.batchSize).map { "a-\((batch * options.batchSize + $0 * 7) % options.activities)" }
@@ -68,7 +69,7 @@ enum StoreBenchmark {
             applyTime += t2 - t1
         }
         let total = clock.now - started
-        let cpu = ProcessCPUTime.now() - cpuStarted
+        let cpu = ProcessUsage.cpuSeconds() - cpuStarted
         let events = Double(options.batches * options.batchSize)
         print(String(
             format: "%@: %.0f events/s end to end, %.0f per CPU-second of this process (%d batches × %d; snapshots %.1f ms/batch, apply+trace %.1f ms/batch; %d applied)",

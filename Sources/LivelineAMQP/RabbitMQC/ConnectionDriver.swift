@@ -685,11 +685,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             let pending = waiting[waitingHead]
             waitingHead += 1
             budget -= pending.message.body.count + 256
-            if let frames {
-                try appendFrames(pending, to: frames, connection)
-            } else {
-                try publishOnWire(pending, connection)
-            }
+            try publishOnWire(pending, connection, into: frames)
         }
         if let frames, !frames.isEmpty {
             try frames.send(to: amqp_get_sockfd(connection), timeout: sendTimeout)
@@ -715,38 +711,33 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         configuration.heartbeat > .zero ? configuration.heartbeat * 2 : .seconds(30)
     }
 
-    private func appendFrames(_ pending: PendingPublish, to frames: PublishFrames, _ connection: amqp_connection_state_t) throws(AMQPError) {
+    /// Publishes one message: into `frames` when given (written later in one go), otherwise
+    /// through rabbitmq-c at once.
+    private func publishOnWire(
+        _ pending: PendingPublish, _ connection: amqp_connection_state_t, into frames: PublishFrames?
+    ) throws(AMQPError) {
         let message = pending.message
         _ = confirms.register(pending)
+        arena.reset()
         defer { arena.reset() }
         var properties = arena.properties(message.properties)
         let exchange = arena.bytes(message.exchange)
         let routingKey = arena.bytes(message.routingKey)
         let result = message.body.withUnsafeBytes { body in
             Result { () throws(AMQPError) in
-                try frames.append(
-                    channel: Self.publisherChannel, exchange: exchange, routingKey: routingKey, mandatory: message.mandatory,
-                    properties: &properties, body: body, frameMax: Int(amqp_get_frame_max(connection)))
+                if let frames {
+                    try frames.append(
+                        channel: Self.publisherChannel, exchange: exchange, routingKey: routingKey,
+                        mandatory: message.mandatory, properties: &properties, body: body)
+                } else {
+                    let bytes = amqp_bytes_t(len: body.count, bytes: UnsafeMutableRawPointer(mutating: body.baseAddress))
+                    try checkStatus(amqp_basic_publish(
+                        connection, Self.publisherChannel, exchange, routingKey, message.mandatory ? 1 : 0, 0, &properties,
+                        bytes))
+                }
             }
         }
         try result.get()
-    }
-
-    private func publishOnWire(_ pending: PendingPublish, _ connection: amqp_connection_state_t) throws(AMQPError) {
-        let message = pending.message
-        _ = confirms.register(pending)
-        arena.reset()
-        var properties = arena.properties(message.properties)
-        let exchange = arena.bytes(message.exchange)
-        let routingKey = arena.bytes(message.routingKey)
-        let status = message.body.withUnsafeBytes { body -> Int32 in
-            let bytes = amqp_bytes_t(len: body.count, bytes: UnsafeMutableRawPointer(mutating: body.baseAddress))
-            return amqp_basic_publish(
-                connection, Self.publisherChannel, exchange, routingKey, message.mandatory ? 1 : 0, 0, &properties,
-                bytes)
-        }
-        arena.reset()
-        try checkStatus(status)
     }
 
     // MARK: Reading

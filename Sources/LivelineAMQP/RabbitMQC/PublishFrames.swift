@@ -13,6 +13,8 @@ import Foundation
 /// Lives on the connection's owner thread.
 final class PublishFrames {
     private(set) var bytes: [UInt8] = []
+    /// The negotiated frame size, which bounds every frame written here.
+    private let frameMax: Int
     /// Room for one encoded method or property list; neither may exceed a frame.
     private let scratch: UnsafeMutableRawBufferPointer
 
@@ -20,6 +22,7 @@ final class PublishFrames {
     private static let basicClass: UInt16 = 60
 
     init(frameMax: Int) {
+        self.frameMax = frameMax
         scratch = .allocate(byteCount: frameMax, alignment: 8)
         bytes.reserveCapacity(256 * 1024)
     }
@@ -30,10 +33,10 @@ final class PublishFrames {
 
     func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
-    /// Appends one publish: method, content header and as many body frames as `frameMax` needs.
+    /// Appends one publish: method, content header and as many body frames as the frame size needs.
     func append(
         channel: UInt16, exchange: amqp_bytes_t, routingKey: amqp_bytes_t, mandatory: Bool,
-        properties: inout amqp_basic_properties_t, body: UnsafeRawBufferPointer, frameMax: Int
+        properties: inout amqp_basic_properties_t, body: UnsafeRawBufferPointer
     ) throws(AMQPError) {
         let scratchBytes = amqp_bytes_t(len: scratch.count, bytes: scratch.baseAddress)
 

@@ -5,13 +5,14 @@ import LivelineMessaging
 import LivelineStore
 import Logging
 
-/// Does the work of one batch up to (not including) the ack, in three steps:
+/// Does the work of one batch up to (not including) the ack, in steps:
 /// ``parse(_:)`` reads and coalesces the messages (pure CPU); ``prepare(_:)`` loads,
-/// translates, stores, spends budget and marks push-to-start tokens; ``publish(_:)``
-/// publishes the jobs and dead letters with confirms. The service runs the three steps
-/// of consecutive batches at the same time.
+/// translates, stores, spends budget and marks push-to-start tokens; ``submit(_:)``
+/// queues the jobs and dead letters for publishing and ``confirm(_:receipt:)`` waits for
+/// the broker's confirms. The service runs the steps of consecutive batches at the same
+/// time.
 ///
-/// `prepare` and `publish` throw when the store or a publish fails; the service then
+/// `prepare` and `confirm` throw when the store or a publish fails; the service then
 /// requeues the batch.
 /// Everything it publishes is idempotent by `message_id`, so a requeued batch that
 /// publishes again is harmless.

@@ -17,8 +17,8 @@ public final class SQLiteLivelineStore: ActivityStore {
         let synchronous = configuration.fullSync ? "FULL" : "NORMAL"
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-            // 32 MiB of page cache per connection instead of SQLite's 2 MiB: a batch touches
-            // ~500 activities' rows and index pages, and re-reading them through pread(2)
+            // 32 MiB of page cache per connection instead of SQLite's 2 MiB: every batch touches
+            // hundreds of activities' rows and index pages, and re-reading them through pread(2)
             // cost the translator about 1% of its CPU.
             try db.execute(sql: "PRAGMA cache_size = -32768")
         }
