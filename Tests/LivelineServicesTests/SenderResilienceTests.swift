@@ -32,8 +32,11 @@ import Testing
                 let dead = try await harness.messageCount(harness.topology.deadQueue)
                 var retry = 0
                 for tier in harness.topology.retryTiers { retry += try await harness.messageCount(harness.topology.retryQueue(tier)) }
-                // Where the undelivered jobs are, so a failure says whether they were lost or late.
-                Issue.record("\(missing.count) jobs undelivered; send queue \(send), retry queues \(retry), DLQ \(dead); simulator \(harness.simulator.statistics)")
+                // Where the undelivered jobs are, so a failure says whether they were lost or late,
+                // and why the dead-lettered ones gave up.
+                let reasons = dead > 0 ? Dictionary(
+                    (try await harness.deadLetters(dead)).map { ("\($0.0.reason.rawValue): \($0.0.message)", 1) }, uniquingKeysWith: +) : [:]
+                Issue.record("\(missing.count) jobs undelivered; send queue \(send), retry queues \(retry), DLQ \(dead) \(reasons); simulator \(harness.simulator.statistics)")
                 throw error
             }
             try await eventually("queues empty") {
