@@ -12,12 +12,19 @@ import Testing
 @Suite struct SenderResilienceTests {
     @Test func goAwayAndResetsMidFlightLoseNothing() async throws {
         let count = 400
+        let resets = 5
         try await withSender(
+            // Enough attempts that the faults below cannot use them up. Every reset takes all of its
+            // connection's streams along, including the other reset tokens' requests when the
+            // simulator had not read them yet, so those keep their fault for a later round: one job
+            // can travel beside all five resets (and a connection closed after its GOAWAY grace).
+            // The bound on attempts itself is tested in SenderRetryTests.
+            tiers: (0...resets + 2).map { .init(name: "1s-\($0)", delay: .seconds(1)) },
             simulator: .init(goAwayAfterStreams: 60, goAwayConnectionLimit: nil)
         ) { harness in
             let tokens = (0..<count).map { _ in randomDeviceToken() }
             // Some requests kill their whole connection, taking the streams beside them along.
-            for token in tokens.prefix(5) {
+            for token in tokens.prefix(resets) {
                 harness.simulator.injectFault(.resetConnection, forDevice: token, times: 1)
             }
             try await harness.publish(tokens.map { makeJob(target: .device(token: $0, kind: .update)) })
