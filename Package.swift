@@ -289,6 +289,7 @@ let package = Package(
                 "LivelineServices", "LivelineProducer", "LivelineCore", "LivelineModels", "LivelineAMQP",
                 "LivelineMessaging", "LivelineStore", "LivelineAPNs", "APNsSimulator", "LivelineTestSupport",
                 "LivelineStoreTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

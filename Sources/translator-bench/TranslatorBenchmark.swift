@@ -24,6 +24,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
     @Option(help: "Activities the events are spread over (each gets one update token).") var activities = 10_000
     @Option(help: "Largest batch.") var batch = TranslatorSettings().maxBatchSize
     @Option(help: "Consumer prefetch.") var prefetch: UInt16 = TranslatorSettings().prefetch
+    @Option(help: "Tasks a batch's parsing is split over.") var parseConcurrency = TranslatorSettings().parseConcurrency
     @Option(help: "AMQP URL.") var amqpURL = ProcessInfo.processInfo.environment["LIVELINE_AMQP_URL"]
         ?? "amqp://guest:guest@127.0.0.1:5672/%2f"
     @Option(help: "Also run against PostgreSQL at this URL (a throwaway schema is created).") var postgresURL: String?
@@ -96,7 +97,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         let jobPublisher = try await AMQPConnection.connect(amqp, logger: logger)
         let service = TranslatorService(
             consumer: consumer, publisher: jobPublisher, store: store, translator: translator, topology: topology,
-            settings: TranslatorSettings(prefetch: prefetch, maxBatchSize: batch), logger: logger, metricsFactory: metrics)
+            settings: TranslatorSettings(prefetch: prefetch, maxBatchSize: batch, parseConcurrency: parseConcurrency), logger: logger, metricsFactory: metrics)
         let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: logger))
 
         let cpuStarted = ProcessUsage.cpuSeconds()

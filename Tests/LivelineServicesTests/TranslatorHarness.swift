@@ -42,12 +42,21 @@ struct TranslatorHarness {
         _ body: (TranslatorHarness, ServiceGroup) async throws -> T,
         afterShutdown: (TranslatorHarness) async throws -> Void = { _ in }
     ) async throws -> T {
+        try await kind.withStore { store in
+            try await run(on: store, name: name, settings: settings, body, afterShutdown: afterShutdown)
+        }
+    }
+
+    /// The same, on a store the test made.
+    static func run<T: Sendable>(
+        on store: any ActivityStore, name: String = #function, settings: TranslatorSettings = TranslatorSettings(),
+        _ body: (TranslatorHarness, ServiceGroup) async throws -> T,
+        afterShutdown: (TranslatorHarness) async throws -> Void = { _ in }
+    ) async throws -> T {
         // Shares the broker with other tests, but never while one restarts or freezes it.
         try await withBroker {
-            try await kind.withStore { store in
-                let harness = try await TranslatorHarness(name: name, store: store)
-                return try await harness.run(settings: settings, body, afterShutdown: afterShutdown)
-            }
+            let harness = try await TranslatorHarness(name: name, store: store)
+            return try await harness.run(settings: settings, body, afterShutdown: afterShutdown)
         }
     }
 

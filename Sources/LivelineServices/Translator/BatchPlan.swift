@@ -6,8 +6,9 @@ import LivelineStore
 /// is given, so a batch can be planned again and tested without I/O.
 ///
 /// Events are translated in order, and each decision's snapshot, budget and consumed
-/// push-to-start token are carried to later events of the same activity or user.
-struct BatchPlan {
+/// push-to-start token are carried to later events of the same activity or user, and
+/// (``CarryOver``) to the next batch, which is planned while this one is being stored.
+struct BatchPlan: Sendable {
     /// One translated event.
     struct Entry {
         var event: DomainEvent
@@ -28,16 +29,47 @@ struct BatchPlan {
     private var states: [String: ActivityState]
     /// Push-to-start tokens a start in this batch already used: `user \0 attributesType`.
     private var consumedStarts: Set<String> = []
+    /// Those the previous batch used: its marks may not be stored yet.
+    private let previouslyConsumedStarts: Set<String>
 
-    init(translator: Translator, stored: [String: StoredSnapshot], now: Date) {
+    /// What the next batch must know of this one's decisions when it loads before this
+    /// batch's transaction is committed (or visible to its connection).
+    struct CarryOver: Sendable {
+        fileprivate var states: [String: ActivityState]
+        fileprivate var consumedStarts: Set<String>
+    }
+
+    var carryOver: CarryOver { CarryOver(states: states, consumedStarts: consumedStarts) }
+
+    /// - Parameter previous: the decisions of the batch before, when its changes may be
+    ///   missing from `stored`.
+    init(translator: Translator, stored: [String: StoredSnapshot], now: Date, after previous: CarryOver? = nil) {
         self.translator = translator
         self.now = now
         var states: [String: ActivityState] = [:]
         for (activityId, snapshot) in stored {
             let domain = snapshot.activity.flatMap { translator.domain(named: $0.domain) }
-            states[activityId] = ActivityState(stored: snapshot, domain: domain)
+            var state = ActivityState(stored: snapshot, domain: domain)
+            if let carried = previous?.states[activityId], Self.carries(carried.snapshot, over: state.snapshot) {
+                // Tokens and preferences stay as loaded (the api may have changed them); the
+                // budget is the previous batch's, whose spending may not be stored yet.
+                state.snapshot = carried.snapshot
+                state.budget = carried.budget
+            }
+            states[activityId] = state
         }
         self.states = states
+        previouslyConsumedStarts = previous?.consumedStarts ?? []
+    }
+
+    /// Whether the previous batch's decided snapshot is at least as new as the loaded one.
+    /// The loaded row wins when another worker stored a newer event or an end meanwhile:
+    /// the store's conditional writes then refuse what the previous batch decided.
+    private static func carries(_ carried: LivelineCore.ActivitySnapshot?, over loaded: LivelineCore.ActivitySnapshot?) -> Bool {
+        guard let carried else { return false }
+        guard let loaded, let loadedTime = loaded.lastEventTime else { return true }
+        if loaded.endedAt != nil && carried.endedAt == nil { return false }
+        return carried.lastEventTime.map { $0 >= loadedTime } ?? false
     }
 
     /// The store requests for a batch: one per activity (the store keys snapshots by id).
@@ -56,7 +88,9 @@ struct BatchPlan {
         var state = states[event.activityId] ?? .unknown
         let attributesType = translator.domain(named: event.domain)?.attributesType ?? ""
         let startKey = event.userId + "\u{0}" + attributesType
-        if consumedStarts.contains(startKey) { state.tokens.pushToStartToken = nil }
+        if consumedStarts.contains(startKey) || previouslyConsumedStarts.contains(startKey) {
+            state.tokens.pushToStartToken = nil
+        }
 
         let replay = redelivered ? Self.rewound(state.snapshot, for: event) : nil
         let decision = translator.translate(

@@ -6,14 +6,14 @@ import LivelineStore
 import Logging
 
 /// Does the work of one batch up to (not including) the ack, in steps:
-/// ``parse(_:)`` reads and coalesces the messages (pure CPU); ``prepare(_:)`` loads,
-/// translates, stores, spends budget and marks push-to-start tokens; ``submit(_:)``
-/// queues the jobs and dead letters for publishing and ``confirm(_:receipt:)`` waits for
-/// the broker's confirms. The service runs the steps of consecutive batches at the same
-/// time.
+/// ``parse(_:)`` reads and coalesces the messages (pure CPU); ``plan(_:after:)`` loads
+/// and translates; ``store(_:)`` stores the state and trace, spends budget and marks
+/// push-to-start tokens; ``submit(_:)`` queues the jobs and dead letters for publishing
+/// and ``confirm(_:receipt:)`` waits for the broker's confirms. The service runs the
+/// steps of consecutive batches at the same time.
 ///
-/// `prepare` and `confirm` throw when the store or a publish fails; the service then
-/// requeues the batch.
+/// `plan`, `store` and `confirm` throw when the store or a publish fails; the service
+/// then requeues the batch.
 /// Everything it publishes is idempotent by `message_id`, so a requeued batch that
 /// publishes again is harmless.
 struct BatchProcessor: Sendable {
@@ -40,6 +40,19 @@ struct BatchProcessor: Sendable {
     struct Incoming: Sendable {
         var body: Data
         var redelivered: Bool
+    }
+
+    /// A translated batch, not yet stored.
+    struct PlannedBatch: Sendable {
+        var plan: BatchPlan
+        var received: Int
+        /// Dead letters for the messages that did not parse.
+        var outgoing: [AMQPMessage]
+        var dropped: [String: Int]
+        var deadLettered: [String: Int]
+        /// Decisions made before translation (bad messages, coalescing).
+        var trace: [TraceEntry]
+        var now: Date
     }
 
     /// A batch's messages with what parsing made of each, in order, and the events left
@@ -81,7 +94,11 @@ struct BatchProcessor: Sendable {
         }
     }
 
-    func prepare(_ batch: ParsedBatch) async throws -> PreparedBatch {
+    /// Loads the batch's activities and translates its events.
+    ///
+    /// - Parameter previous: the decisions of the batch before, when its transaction may
+    ///   still be running: its state is then not in the store yet, or not visible.
+    func plan(_ batch: ParsedBatch, after previous: BatchPlan.CarryOver?) async throws -> PlannedBatch {
         let messages = batch.messages
         let now = Date()
         let nowTime = EventTime(now)
@@ -123,18 +140,31 @@ struct BatchProcessor: Sendable {
         var stored: [String: StoredSnapshot] = [:]
         if !requests.isEmpty { stored = try await store.loadSnapshots(requests) }
         phaseStart = metrics.record(.load, since: phaseStart)
-        var plan = BatchPlan(translator: translator, stored: stored, now: now)
+        var plan = BatchPlan(translator: translator, stored: stored, now: now, after: previous)
         for event in coalesced.kept {
             let incoming = incomingByEventId[event.id]
             plan.translate(event, body: incoming?.body ?? Data(), redelivered: incoming?.redelivered ?? false)
         }
+        _ = metrics.record(.translate, since: phaseStart)
+        return PlannedBatch(
+            plan: plan, received: messages.count, outgoing: outgoing, dropped: dropped, deadLettered: deadLettered,
+            trace: trace, now: now)
+    }
 
-        phaseStart = metrics.record(.translate, since: phaseStart)
+    /// Stores a planned batch and turns its decisions into the messages to publish.
+    func store(_ planned: PlannedBatch) async throws -> PreparedBatch {
+        let plan = planned.plan
+        let now = planned.now
+        let encoder = JSONEncoder()
+        var outgoing = planned.outgoing
+        var dropped = planned.dropped
+        var deadLettered = planned.deadLettered
+        var phaseStart = ContinuousClock.now
 
         // 4. One transaction: every applied state and every decision's trace.
         var outcomes: [ChangeOutcome] = []
-        if !plan.changes.isEmpty || !trace.isEmpty || !plan.trace.isEmpty {
-            outcomes = try await store.applyChanges(plan.changes, trace: trace + plan.trace)
+        if !plan.changes.isEmpty || !planned.trace.isEmpty || !plan.trace.isEmpty {
+            outcomes = try await store.applyChanges(plan.changes, trace: planned.trace + plan.trace)
         }
         phaseStart = metrics.record(.apply, since: phaseStart)
 
@@ -154,7 +184,7 @@ struct BatchProcessor: Sendable {
             case .deadLetter(let rejection):
                 let letter = DeadLetter(
                     reason: rejection.reason, message: rejection.message, originalBody: entry.body,
-                    firstAttemptAt: nowTime, domain: entry.event.domain, activityId: entry.event.activityId,
+                    firstAttemptAt: EventTime(now), domain: entry.event.domain, activityId: entry.event.activityId,
                     eventId: entry.event.id)
                 outgoing.append(try OutgoingMessage.deadLetter(letter, encoder: encoder, topology: topology))
                 deadLettered[rejection.reason.rawValue, default: 0] += 1
@@ -182,7 +212,7 @@ struct BatchProcessor: Sendable {
             outgoing.append(OutgoingMessage.job(job, topology: topology))
         }
         return PreparedBatch(
-            outgoing: outgoing, received: messages.count, translated: sends.count, jobs: jobs.count,
+            outgoing: outgoing, received: planned.received, translated: sends.count, jobs: jobs.count,
             dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart)
     }
 
