@@ -49,6 +49,18 @@ enum Events {
             id: id ?? "\(activity)-\(status.rawValue)-\(Int(seconds))", time: base.addingTimeInterval(seconds))
     }
 
+    /// `steps` routine updates of each activity (user u-1), one second apart, interleaved
+    /// step by step; the newest state of each comes at `base + steps - 1` seconds.
+    static func interleavedRides(_ activities: [String], steps: Int) throws -> [LivelineEvent] {
+        try (0..<steps).flatMap { step in
+            try activities.map { activity in
+                try LivelineEvent.ride(
+                    activityId: activity, userId: "u-1", state: rideState(.driverEnRoute, distance: Double(steps - step)),
+                    id: "\(activity)-\(step)", time: base.addingTimeInterval(Double(step)))
+            }
+        }
+    }
+
     /// What the core decides for a sequence of events of one activity, starting from no
     /// stored state: the jobs each one should produce.
     static func expectedJobs(_ events: [LivelineEvent], tokens: TokenSnapshot) throws -> [[PushJob]] {

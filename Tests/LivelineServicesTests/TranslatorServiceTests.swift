@@ -245,13 +245,7 @@ struct TranslatorServiceTests {
                 for activity in activities {
                     try await harness.registerUpdateToken(Events.tokenA, activity: activity, user: "u-1")
                 }
-                let events = try (0..<perActivity).flatMap { step in
-                    try activities.map { activity in
-                        try LivelineEvent.ride(
-                            activityId: activity, userId: "u-1", state: Events.rideState(.driverEnRoute, distance: Double(perActivity - step)),
-                            id: "\(activity)-\(step)", time: Events.base.addingTimeInterval(Double(step)))
-                    }
-                }
+                let events = try Events.interleavedRides(activities, steps: perActivity)
                 try await harness.publisher.publish(contentsOf: events)
                 try await eventually("all events handled") {
                     let left = try await harness.control.messageCount(queue: harness.topology.translateQueue)

@@ -1,7 +1,5 @@
 import Foundation
 import GRDB
-import LivelineCore
-import LivelineProducer
 import LivelineServices
 import LivelineStore
 import LivelineStoreTestSupport
@@ -36,13 +34,7 @@ struct TranslatorStoreFailureTests {
                     try await harness.registerUpdateToken(Events.tokenA, activity: activity, user: "u-1")
                 }
                 try await fault.write { db in try db.execute(sql: "INSERT INTO test_fault VALUES (1)") }
-                let events = try (0..<perActivity).flatMap { step in
-                    try activities.map { activity in
-                        try LivelineEvent.ride(
-                            activityId: activity, userId: "u-1", state: Events.rideState(.driverEnRoute, distance: Double(perActivity - step)),
-                            id: "\(activity)-\(step)", time: Events.base.addingTimeInterval(Double(step)))
-                    }
-                }
+                let events = try Events.interleavedRides(activities, steps: perActivity)
                 try await harness.publisher.publish(contentsOf: events)
                 try await eventually("batches fail while the store does") {
                     harness.metrics.total("liveline_translator_batches_failed_total") >= 4
