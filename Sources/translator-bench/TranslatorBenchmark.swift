@@ -197,7 +197,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
             let busy = phases.reduce(0, +)
             print(String(format: "  [\(name)] %d batches, avg %.1f events, avg latency %.2f ms (dequeue to ack)",
                          batches.count, Double(events) / Double(batches.count), latency * 1000))
-            print(String(format: "  [\(name)] phase time (publish overlaps the next batch's other phases): %.2f s of %.2f s wall", busy, seconds))
+            print(String(format: "  [\(name)] phase time (consecutive batches' phases overlap): %.2f s of %.2f s wall", busy, seconds))
             for phase in TranslatorPhase.allCases {
                 let total = metrics.total("liveline_translator_phase_duration_seconds", [("phase", phase.rawValue)])
                 let phaseSeconds = Double(total.sum) / 1e9
