@@ -61,6 +61,12 @@ enum Events {
         }
     }
 
+    /// The job sequence (the event time in milliseconds) of the newest state
+    /// ``interleavedRides(_:steps:)`` sends each activity.
+    static func newestSequence(steps: Int) -> Int64 {
+        Int64(((base.timeIntervalSince1970 + Double(steps - 1)) * 1000).rounded())
+    }
+
     /// What the core decides for a sequence of events of one activity, starting from no
     /// stored state: the jobs each one should produce.
     static func expectedJobs(_ events: [LivelineEvent], tokens: TokenSnapshot) throws -> [[PushJob]] {

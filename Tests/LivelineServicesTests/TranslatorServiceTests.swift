@@ -260,8 +260,7 @@ struct TranslatorServiceTests {
                     let sequences = jobs.filter { $0.activityId == activity }.map(\.sequence)
                     #expect(sequences.count > 1, "\(activity) should span several batches")
                     #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count, "\(activity): \(sequences)")
-                    let newest: Double = (Events.base.timeIntervalSince1970 + Double(perActivity - 1)) * 1000
-                    #expect(sequences.last == Int64(newest.rounded()))
+                    #expect(sequences.last == Events.newestSequence(steps: perActivity))
                 }
             }
         }

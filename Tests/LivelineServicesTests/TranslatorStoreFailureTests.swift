@@ -49,7 +49,7 @@ struct TranslatorStoreFailureTests {
                 let jobs = try await harness.jobs(count, consumer: consumer).map(\.job)
                 await consumer.close()
                 let sequences = Dictionary(grouping: jobs, by: \.activityId).mapValues { $0.map(\.sequence) }
-                let newest = Int64(((Events.base.timeIntervalSince1970 + Double(perActivity - 1)) * 1000).rounded())
+                let newest = Events.newestSequence(steps: perActivity)
                 for activity in activities {
                     let sent = sequences[activity] ?? []
                     // Events of a requeued batch come back after newer ones and are dropped as

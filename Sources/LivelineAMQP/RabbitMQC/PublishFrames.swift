@@ -12,7 +12,7 @@ import Foundation
 ///
 /// Lives on the connection's owner thread.
 final class PublishFrames {
-    private(set) var bytes: [UInt8] = []
+    private var bytes: [UInt8] = []
     /// The negotiated frame size, which bounds every frame written here.
     private let frameMax: Int
     /// Room for one encoded method or property list; neither may exceed a frame.
@@ -30,8 +30,6 @@ final class PublishFrames {
     deinit { scratch.deallocate() }
 
     var isEmpty: Bool { bytes.isEmpty }
-
-    func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
     /// Appends one publish: method, content header and as many body frames as the frame size needs.
     func append(
@@ -75,7 +73,7 @@ final class PublishFrames {
     /// rabbitmq-c between two halves of a frame would corrupt the stream. A broker that takes
     /// nothing for `timeout` counts as lost.
     func send(to socket: Int32, timeout: Duration) throws(AMQPError) {
-        defer { removeAll() }
+        defer { bytes.removeAll(keepingCapacity: true) }
         let deadline = ContinuousClock.now + timeout
         var sent = 0
         while sent < bytes.count {
