@@ -1,7 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
@@ -64,7 +63,6 @@ public final class APNsSimulator: Sendable {
             sslContext = nil
         }
         let core = self.core
-        let configuration = self.configuration
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -76,30 +74,6 @@ public final class APNsSimulator: Sendable {
                     if let sslContext {
                         try sync.addHandler(NIOSSLServerHandler(context: sslContext))
                     }
-                    var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
-                    connectionConfiguration.initialSettings = [
-                        HTTP2Setting(
-                            parameter: .maxConcurrentStreams,
-                            value: configuration.startWithOneStream ? 1 : configuration.maximumConcurrentStreams
-                        ),
-                        HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
-                        HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
-                    ]
-                    // Benchmarks push far more than the default DoS limits expect from one peer.
-                    connectionConfiguration.maximumConnectionGlitches = 1 << 20
-                    // Frames that arrive for a stream just reset (e.g. a client timing a request out)
-                    // must find it in the recently-reset list, or NIO treats them as a protocol error
-                    // and kills the connection; the default list (32) is short for hundreds of streams.
-                    connectionConfiguration.maximumRecentlyResetStreams = 1 << 16
-                    var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
-                    streamConfiguration.streamResetFrameRateLimit.maximumCount = 1 << 20
-                    try sync.addHandler(
-                        NIOHTTP2Handler(
-                            mode: .server,
-                            connectionConfiguration: connectionConfiguration,
-                            streamConfiguration: streamConfiguration
-                        )
-                    )
                     try sync.addHandler(SimulatorConnectionHandler(core: core))
                 }
             }

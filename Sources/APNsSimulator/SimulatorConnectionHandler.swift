@@ -1,86 +1,316 @@
 import NIOCore
 import NIOHPACK
-import NIOHTTP2
 
-/// One simulated APNs connection, at the HTTP/2 frame level: collects each stream's HEADERS and DATA,
-/// lets ``SimulatorCore`` decide, and writes the answer on the same stream. Also runs the
-/// per-connection behaviour: the GOAWAY fault, raising SETTINGS_MAX_CONCURRENT_STREAMS after the first
-/// authenticated request, and stream-concurrency accounting.
+/// One simulated APNs connection: the server side of HTTP/2 (RFC 9113), written for the simulator,
+/// on the bytes under TLS. It collects each stream's HEADERS and DATA, lets ``SimulatorCore`` decide,
+/// and writes the answer on the same stream. It also runs the per-connection behaviour: the GOAWAY
+/// fault, raising SETTINGS_MAX_CONCURRENT_STREAMS after the first authenticated request, and
+/// stream-concurrency accounting.
 ///
-/// No child channel per stream: the simulator must stay far cheaper than the client it tests.
+/// Why not NIO's `NIOHTTP2Handler`: the simulator shares the benchmark machine with the sender it
+/// measures, and NIO's per-stream state machines, header validation and Huffman coding of every
+/// answer made it cost a quarter of the sender's CPU. This handler keeps what a client can observe:
+/// the preface and SETTINGS exchange, the stream limit (REFUSED_STREAM above it), flow control both
+/// ways, PING, RST_STREAM, GOAWAY, CONTINUATION and padding, and connection errors for bad frames.
 final class SimulatorConnectionHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTP2Frame
-    typealias OutboundOut = HTTP2Frame
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
-    private struct PartialRequest {
-        var headers: HPACKHeaders
+    private struct Stream {
+        var headers: HPACKHeaders?
         var body: ByteBuffer?
+        /// Credit for this stream's answer (the client's SETTINGS_INITIAL_WINDOW_SIZE, plus updates).
+        var sendWindow: Int
+        /// DATA received since this stream's window was last topped up.
+        var unacknowledgedBytes = 0
+    }
+
+    /// An answer's DATA waiting for flow-control credit.
+    private struct BlockedData {
+        var streamID: UInt32
+        var data: ByteBuffer
+        var sendWindow: Int
+    }
+
+    /// The header block being assembled from HEADERS and CONTINUATION frames.
+    private struct HeaderBlock {
+        var streamID: UInt32
+        var fragments: ByteBuffer
+        var endStream: Bool
     }
 
     private let core: SimulatorCore
-    private var streams: [HTTP2StreamID: PartialRequest] = [:]
+    private var decoder = HPACKDecoder(allocator: ByteBufferAllocator(), maxDynamicTableSize: 4_096, maxHeaderListSize: 1 << 16)
+    private var inbound: ByteBuffer?
+    /// Frames written during a read burst go out together at its end: one TLS record and one
+    /// write(2) for many answers.
+    private var output = ByteBuffer()
+    private var prefaceReceived = false
+    private var settingsSent = false
+    private var failed = false
+
+    /// Open streams: those whose request or answer is not complete.
+    private var streams: [UInt32: Stream] = [:]
+    private var headerBlock: HeaderBlock?
+    private var highestStreamID: UInt32 = 0
     private var streamsSeen = 0
-    private var activeStreams = 0
     private var maximumActiveStreams = 0
+    private var streamLimit: Int
     private var raisedStreamLimit = false
-    private var unacknowledgedInboundBytes = 0
     /// Set once this connection sent GOAWAY: streams above it are ignored (not processed), as APNs does.
-    private var goAwayLastStreamID: HTTP2StreamID?
-    /// Answers written during a read are flushed once, at the end of the read burst: one TLS record
-    /// and one write(2) for many responses.
-    private var needsFlush = false
+    private var goAwayLastStreamID: UInt32?
+
+    private var clientInitialWindowSize = HTTP2Wire.defaultWindowSize
+    private var clientMaximumFrameSize = HTTP2Wire.defaultMaximumFrameSize
+    private var connectionSendWindow = HTTP2Wire.defaultWindowSize
+    private var blockedData: [BlockedData] = []
+    private var unacknowledgedInboundBytes = 0
+
+    /// The receive window granted to each stream and, once raised at start, to the connection.
+    private static let receiveWindow = 1 << 20
 
     init(core: SimulatorCore) {
         self.core = core
+        self.streamLimit = core.configuration.startWithOneStream ? 1 : core.configuration.maximumConcurrentStreams
+    }
+
+    // MARK: Connection
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { sendSettings(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        sendSettings(context: context)
+        context.fireChannelActive()
+    }
+
+    /// The server's connection preface: its SETTINGS, and a larger connection window.
+    private func sendSettings(context: ChannelHandlerContext) {
+        guard !settingsSent else { return }
+        settingsSent = true
+        HTTP2Wire.writeSettings(
+            [(.maxConcurrentStreams, streamLimit), (.initialWindowSize, Self.receiveWindow), (.maxHeaderListSize, 1 << 16)],
+            to: &output
+        )
+        HTTP2Wire.writeWindowUpdate(streamID: 0, increment: Self.receiveWindow - HTTP2Wire.defaultWindowSize, to: &output)
+        flush(context: context)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        let streamID = frame.streamID
-        guard streamID != .rootStream else { return }
-        switch frame.payload {
-        case .headers(let headers):
-            if streams[streamID] == nil {
-                if let goAway = goAwayLastStreamID, streamID > goAway { return }
-                streams[streamID] = PartialRequest(headers: headers.headers)
-                streamOpened(streamID, context: context)
+        var bytes = unwrapInboundIn(data)
+        guard !failed else { return }
+        if inbound == nil || inbound!.readableBytes == 0 {
+            inbound = bytes
+        } else {
+            inbound!.writeBuffer(&bytes)
+        }
+        readFrames(context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flush(context: context)
+        context.fireChannelReadComplete()
+    }
+
+    private func readFrames(context: ChannelHandlerContext) {
+        guard var buffer = inbound else { return }
+        inbound = nil
+        defer {
+            if buffer.readableBytes > 0, !failed {
+                buffer.discardReadBytes()
+                inbound = buffer
             }
-            if headers.endStream { respond(streamID, context: context) }
-        case .data(let data):
-            acknowledgeInbound(bytes: data.data.readableBytes, context: context)
-            guard streams[streamID] != nil else { return }
-            if case .byteBuffer(var buffer) = data.data {
-                if streams[streamID]!.body == nil {
-                    streams[streamID]!.body = buffer
-                } else {
-                    streams[streamID]!.body!.writeBuffer(&buffer)
-                }
+        }
+        if !prefaceReceived {
+            guard let preface = buffer.readBytes(length: HTTP2Wire.clientPreface.count) else { return }
+            guard preface == HTTP2Wire.clientPreface else { return connectionError(.protocolError, context: context) }
+            prefaceReceived = true
+        }
+        while !failed {
+            switch HTTP2Wire.readFrame(from: &buffer, maximumLength: HTTP2Wire.defaultMaximumFrameSize) {
+            case .needMoreBytes:
+                return
+            case .tooLarge:
+                return connectionError(.frameSizeError, context: context)
+            case .frame(let frame):
+                handle(frame, context: context)
             }
-            if data.endStream { respond(streamID, context: context) }
-        default:
+        }
+    }
+
+    private func handle(_ frame: HTTP2Wire.Frame, context: ChannelHandlerContext) {
+        // A header block must arrive whole, with nothing between its frames (RFC 9113 §6.10).
+        if headerBlock != nil, frame.type != .continuation { return connectionError(.protocolError, context: context) }
+        switch frame.type {
+        case .data:
+            receiveData(frame, context: context)
+        case .headers:
+            receiveHeaders(frame, context: context)
+        case .continuation:
+            guard var block = headerBlock, block.streamID == frame.streamID else {
+                return connectionError(.protocolError, context: context)
+            }
+            var fragment = frame.payload
+            block.fragments.writeBuffer(&fragment)
+            headerBlock = block
+            if frame.has(HTTP2Wire.Flag.endHeaders) {
+                headerBlock = nil
+                headerBlockComplete(block, context: context)
+            }
+        case .rstStream:
+            // A stream the client reset (e.g. its timeout) is forgotten, with any answer still queued.
+            streams.removeValue(forKey: frame.streamID)
+            blockedData.removeAll { $0.streamID == frame.streamID }
+        case .settings:
+            receiveSettings(frame, context: context)
+        case .ping:
+            guard frame.streamID == 0, frame.payload.readableBytes == 8 else { return connectionError(.frameSizeError, context: context) }
+            if !frame.has(HTTP2Wire.Flag.ack) { HTTP2Wire.writePingAcknowledgement(frame.payload, to: &output) }
+        case .windowUpdate:
+            receiveWindowUpdate(frame, context: context)
+        case .pushPromise:
+            // Clients never push.
+            connectionError(.protocolError, context: context)
+        case .priority, .goAway, nil:
+            // Priorities mean nothing here; a client's GOAWAY is followed by its close.
             break
         }
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        // A stream the client reset (e.g. its timeout) is forgotten.
-        if !streams.isEmpty, let closed = event as? StreamClosedEvent, closed.reason != nil, streams.removeValue(forKey: closed.streamID) != nil {
-            activeStreams -= 1
+    private func receiveHeaders(_ frame: HTTP2Wire.Frame, context: ChannelHandlerContext) {
+        let streamID = frame.streamID
+        guard streamID % 2 == 1, let fragment = HTTP2Wire.content(of: frame) else {
+            return connectionError(.protocolError, context: context)
         }
-        context.fireUserInboundEventTriggered(event)
+        if streams[streamID] == nil {
+            // A new stream; ids only go up (a lower one is a closed stream).
+            guard streamID > highestStreamID else { return connectionError(.protocolError, context: context) }
+            highestStreamID = streamID
+        }
+        let block = HeaderBlock(streamID: streamID, fragments: fragment, endStream: frame.has(HTTP2Wire.Flag.endStream))
+        if frame.has(HTTP2Wire.Flag.endHeaders) {
+            headerBlockComplete(block, context: context)
+        } else {
+            headerBlock = block
+        }
     }
 
-    private func respond(_ streamID: HTTP2StreamID, context: ChannelHandlerContext) {
-        guard let partial = streams[streamID] else { return }
+    private func headerBlockComplete(_ block: HeaderBlock, context: ChannelHandlerContext) {
+        var fragments = block.fragments
+        // Every block is decoded, even for a stream that is then ignored: HPACK state is per connection.
+        let headers: HPACKHeaders
+        do {
+            headers = try decoder.decodeHeaders(from: &fragments)
+        } catch {
+            return connectionError(.compressionError, context: context)
+        }
+        let streamID = block.streamID
+        if streams[streamID] == nil {
+            guard block.streamID == highestStreamID else { return }  // trailers of a stream already answered
+            if let goAway = goAwayLastStreamID, streamID > goAway { return }
+            guard streams.count < streamLimit else {
+                HTTP2Wire.writeResetStream(streamID, code: .refusedStream, to: &output)
+                return
+            }
+            streams[streamID] = Stream(headers: headers, sendWindow: clientInitialWindowSize)
+            streamOpened(streamID, context: context)
+        }
+        if block.endStream { respond(streamID, context: context) }
+    }
+
+    private func receiveData(_ frame: HTTP2Wire.Frame, context: ChannelHandlerContext) {
+        guard frame.streamID != 0, var data = HTTP2Wire.content(of: frame) else {
+            return connectionError(.protocolError, context: context)
+        }
+        // Flow control counts the whole payload, padding included, even on streams we ignore.
+        acknowledgeInbound(bytes: frame.payload.readableBytes, context: context)
+        guard var stream = streams[frame.streamID], stream.headers != nil else { return }
+        stream.unacknowledgedBytes += frame.payload.readableBytes
+        if stream.unacknowledgedBytes >= Self.receiveWindow / 2 {
+            HTTP2Wire.writeWindowUpdate(streamID: frame.streamID, increment: stream.unacknowledgedBytes, to: &output)
+            stream.unacknowledgedBytes = 0
+        }
+        if stream.body == nil {
+            stream.body = data
+        } else {
+            stream.body!.writeBuffer(&data)
+        }
+        streams[frame.streamID] = stream
+        if frame.has(HTTP2Wire.Flag.endStream) { respond(frame.streamID, context: context) }
+    }
+
+    private func receiveSettings(_ frame: HTTP2Wire.Frame, context: ChannelHandlerContext) {
+        guard frame.streamID == 0 else { return connectionError(.protocolError, context: context) }
+        if frame.has(HTTP2Wire.Flag.ack) { return }
+        var payload = frame.payload
+        guard payload.readableBytes % 6 == 0 else { return connectionError(.frameSizeError, context: context) }
+        while let identifier = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
+            switch HTTP2Wire.Setting(rawValue: identifier) {
+            case .initialWindowSize:
+                guard value <= 0x7FFF_FFFF else { return connectionError(.flowControlError, context: context) }
+                // A new initial size moves every open stream's window by the difference (§6.9.2).
+                let delta = Int(value) - clientInitialWindowSize
+                clientInitialWindowSize = Int(value)
+                for streamID in streams.keys { streams[streamID]!.sendWindow += delta }
+                for index in blockedData.indices { blockedData[index].sendWindow += delta }
+            case .maxFrameSize:
+                guard (16_384...16_777_215).contains(value) else { return connectionError(.protocolError, context: context) }
+                clientMaximumFrameSize = Int(value)
+            default:
+                // The header table size does not matter: answers never use the dynamic table.
+                break
+            }
+        }
+        HTTP2Wire.writeSettingsAcknowledgement(to: &output)
+        sendBlockedData(context: context)
+    }
+
+    private func receiveWindowUpdate(_ frame: HTTP2Wire.Frame, context: ChannelHandlerContext) {
+        var payload = frame.payload
+        guard payload.readableBytes == 4, let raw = payload.readInteger(as: UInt32.self) else {
+            return connectionError(.frameSizeError, context: context)
+        }
+        let increment = Int(raw & 0x7FFF_FFFF)
+        if frame.streamID == 0 {
+            connectionSendWindow += increment
+        } else {
+            streams[frame.streamID]?.sendWindow += increment
+            for index in blockedData.indices where blockedData[index].streamID == frame.streamID {
+                blockedData[index].sendWindow += increment
+            }
+        }
+        sendBlockedData(context: context)
+    }
+
+    /// Ends the connection after a protocol violation, as RFC 9113 §5.4.1 says: GOAWAY, then close.
+    ///
+    /// The close waits a moment while input is read and dropped: closing a socket with unread input
+    /// makes TCP send a reset, which can overtake the GOAWAY and hide why the connection ended.
+    private func connectionError(_ code: HTTP2Wire.ErrorCode, context: ChannelHandlerContext) {
+        guard !failed else { return }
+        failed = true
+        inbound = nil
+        HTTP2Wire.writeGoAway(lastStreamID: highestStreamID, code: code, to: &output)
+        flush(context: context)
+        let channel = context.channel
+        context.eventLoop.scheduleTask(in: .milliseconds(100)) { channel.close(promise: nil) }
+    }
+
+    // MARK: Answers
+
+    private func respond(_ streamID: UInt32, context: ChannelHandlerContext) {
+        guard let stream = streams[streamID], let headers = stream.headers else { return }
         let request = SimulatorRequest(
-            method: partial.headers.first(name: ":method") ?? "",
-            path: partial.headers.first(name: ":path") ?? "",
-            headers: partial.headers,
-            body: partial.body
+            method: headers.first(name: ":method") ?? "",
+            path: headers.first(name: ":path") ?? "",
+            headers: headers,
+            body: stream.body
         )
         let reply = core.handle(request)
         if reply.resetConnection {
             // Cut the TCP connection with every stream on it in flight.
+            failed = true
             context.close(mode: .all, promise: nil)
             return
         }
@@ -90,46 +320,56 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
             context.eventLoop.scheduleTask(in: .milliseconds(Int64(reply.delayMilliseconds))) {
                 let (handler, context) = loopBound.value
                 handler.write(reply, on: streamID, context: context)
-                context.flush()
+                handler.flush(context: context)
             }
         } else {
             write(reply, on: streamID, context: context)
-            needsFlush = true
         }
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
-        if needsFlush {
-            needsFlush = false
-            context.flush()
-        }
-        context.fireChannelReadComplete()
-    }
-
-    private func write(_ reply: SimulatorReply, on streamID: HTTP2StreamID, context: ChannelHandlerContext) {
+    private func write(_ reply: SimulatorReply, on streamID: UInt32, context: ChannelHandlerContext) {
         // The stream may have been reset by the client while a delayed answer waited.
-        guard streams.removeValue(forKey: streamID) != nil, context.channel.isActive else { return }
-        activeStreams -= 1
-        var headers = HPACKHeaders()
-        headers.add(name: ":status", value: String(reply.status))
-        for (name, value) in reply.headers {
-            // Ids are unique per response: keep them out of the HPACK dynamic table.
-            headers.add(name: name, value: value, indexing: name.hasSuffix("-id") ? .nonIndexable : .indexable)
-        }
-        if let body = reply.body, !body.isEmpty {
-            headers.add(name: "content-length", value: String(body.count))
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: false)))), promise: nil)
-            let buffer = context.channel.allocator.buffer(bytes: body)
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))), promise: nil)
-        } else {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
+        guard let stream = streams.removeValue(forKey: streamID), !failed, context.channel.isActive else { return }
+        var headers = reply.headers
+        let body = reply.body ?? []
+        if !body.isEmpty { headers.append(("content-length", String(body.count))) }
+        var block = context.channel.allocator.buffer(capacity: 64)
+        HTTP2Wire.writeResponseHeaderBlock(status: reply.status, headers: headers, to: &block)
+        HTTP2Wire.writeHeaders(
+            block, streamID: streamID, endStream: body.isEmpty, maximumFrameSize: clientMaximumFrameSize, to: &output
+        )
+        if !body.isEmpty {
+            blockedData.append(BlockedData(streamID: streamID, data: context.channel.allocator.buffer(bytes: body), sendWindow: stream.sendWindow))
+            sendBlockedData(context: context)
         }
     }
 
-    private func streamOpened(_ streamID: HTTP2StreamID, context: ChannelHandlerContext) {
-        activeStreams += 1
-        if activeStreams > maximumActiveStreams {
-            maximumActiveStreams = activeStreams
+    /// Sends queued answer bodies as far as the connection's and each stream's windows allow, in order.
+    private func sendBlockedData(context: ChannelHandlerContext) {
+        var index = 0
+        while index < blockedData.count, connectionSendWindow > 0 {
+            var pending = blockedData[index]
+            while pending.data.readableBytes > 0, pending.sendWindow > 0, connectionSendWindow > 0 {
+                let length = min(pending.data.readableBytes, pending.sendWindow, connectionSendWindow, clientMaximumFrameSize)
+                let chunk = pending.data.readSlice(length: length)!
+                pending.sendWindow -= length
+                connectionSendWindow -= length
+                HTTP2Wire.writeData(chunk, streamID: pending.streamID, endStream: pending.data.readableBytes == 0, to: &output)
+            }
+            if pending.data.readableBytes == 0 {
+                blockedData.remove(at: index)
+            } else {
+                blockedData[index] = pending
+                index += 1
+            }
+        }
+    }
+
+    // MARK: Per-connection behaviour
+
+    private func streamOpened(_ streamID: UInt32, context: ChannelHandlerContext) {
+        if streams.count > maximumActiveStreams {
+            maximumActiveStreams = streams.count
             let observed = maximumActiveStreams
             core.state.withLockedValue { state in
                 if observed > state.statistics.maximumObservedConcurrentStreams {
@@ -141,56 +381,26 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         if let limit = core.configuration.goAwayAfterStreams, streamsSeen == limit, goAwayLastStreamID == nil, claimGoAway() {
             // This stream is still answered; everything above it is not processed.
             goAwayLastStreamID = streamID
-            writeRawGoAway(lastStreamID: streamID, context: context)
+            HTTP2Wire.writeGoAway(lastStreamID: streamID, code: .noError, to: &output)
             // The client should close after draining; close anyway after a grace period, as APNs does.
             let channel = context.channel
             context.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
         }
     }
 
-    /// Writes GOAWAY as raw bytes underneath NIO's HTTP/2 handler.
-    ///
-    /// Sent through NIO, the GOAWAY makes NIO refuse the client's newer streams itself, and the DATA
-    /// frames that follow those refused HEADERS are then treated as a protocol error that kills the
-    /// whole connection, so the streams at or below last-stream-id would never be answered. Writing
-    /// the frame below NIO keeps NIO's view of the connection unchanged; this handler ignores the
-    /// streams above last-stream-id instead, which is what the client observes from APNs.
-    private func writeRawGoAway(lastStreamID: HTTP2StreamID, context: ChannelHandlerContext) {
-        guard let http2Context = try? context.pipeline.syncOperations.context(handlerType: NIOHTTP2Handler.self) else {
-            return
-        }
-        var frame = context.channel.allocator.buffer(capacity: 17)
-        frame.writeBytes([0, 0, 8, 0x07, 0])  // length 8, type GOAWAY, no flags
-        frame.writeInteger(UInt32(0))  // stream 0
-        frame.writeInteger(UInt32(Int32(lastStreamID)))
-        frame.writeInteger(UInt32(0))  // NO_ERROR
-        http2Context.writeAndFlush(NIOAny(frame), promise: nil)
-    }
-
     private func raiseStreamLimitIfNeeded(context: ChannelHandlerContext) {
         guard core.configuration.startWithOneStream, !raisedStreamLimit else { return }
         raisedStreamLimit = true
-        let settings = HTTP2Frame(
-            streamID: .rootStream,
-            payload: .settings(.settings([
-                HTTP2Setting(parameter: .maxConcurrentStreams, value: core.configuration.maximumConcurrentStreams)
-            ]))
-        )
-        context.write(wrapOutboundOut(settings), promise: nil)
-        needsFlush = true
+        streamLimit = core.configuration.maximumConcurrentStreams
+        HTTP2Wire.writeSettings([(.maxConcurrentStreams, streamLimit)], to: &output)
     }
 
-    /// Without a stream multiplexer nobody else returns connection-level flow-control credit.
+    /// Returns connection-level flow-control credit in steps, not per frame.
     private func acknowledgeInbound(bytes: Int, context: ChannelHandlerContext) {
         unacknowledgedInboundBytes += bytes
         if unacknowledgedInboundBytes >= 16_384 {
-            let increment = unacknowledgedInboundBytes
+            HTTP2Wire.writeWindowUpdate(streamID: 0, increment: unacknowledgedInboundBytes, to: &output)
             unacknowledgedInboundBytes = 0
-            context.write(
-                wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))),
-                promise: nil
-            )
-            needsFlush = true
         }
     }
 
@@ -201,5 +411,11 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
             state.statistics.goAwaysSent += 1
             return true
         }
+    }
+
+    private func flush(context: ChannelHandlerContext) {
+        guard output.readableBytes > 0 else { return }
+        context.writeAndFlush(wrapOutboundOut(output), promise: nil)
+        output = context.channel.allocator.buffer(capacity: 16_384)
     }
 }
