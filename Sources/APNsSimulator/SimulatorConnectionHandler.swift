@@ -1,3 +1,4 @@
+import LivelineHTTP2
 import NIOCore
 import NIOHPACK
 
@@ -7,29 +8,20 @@ import NIOHPACK
 /// fault, raising SETTINGS_MAX_CONCURRENT_STREAMS after the first authenticated request, and
 /// stream-concurrency accounting.
 ///
-/// Why not NIO's `NIOHTTP2Handler`: the simulator shares the benchmark machine with the sender it
-/// measures, and NIO's per-stream state machines, header validation and Huffman coding of every
-/// answer made it cost a quarter of the sender's CPU. This handler keeps what a client can observe:
-/// the preface and SETTINGS exchange, the stream limit (REFUSED_STREAM above it), flow control both
-/// ways, PING, RST_STREAM, GOAWAY, CONTINUATION and padding, and connection errors for bad frames.
+/// It shares the benchmark machine with the sender it measures, so it must be cheap: through NIO's
+/// `NIOHTTP2Handler` it cost a quarter of the sender's CPU (see ``HTTP2Wire`` for why). It keeps
+/// what a client can observe: the preface and SETTINGS exchange, the stream limit (REFUSED_STREAM
+/// above it), flow control both ways, PING, RST_STREAM, GOAWAY, CONTINUATION and padding, and
+/// GOAWAY + close for bad frames.
 final class SimulatorConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     private struct Stream {
-        var headers: HPACKHeaders?
+        var headers: HPACKHeaders
         var body: ByteBuffer?
-        /// Credit for this stream's answer (the client's SETTINGS_INITIAL_WINDOW_SIZE, plus updates).
-        var sendWindow: Int
-        /// DATA received since this stream's window was last topped up.
-        var unacknowledgedBytes = 0
-    }
-
-    /// An answer's DATA waiting for flow-control credit.
-    private struct BlockedData {
-        var streamID: UInt32
-        var data: ByteBuffer
-        var sendWindow: Int
+        /// DATA payload bytes received, padding included (for flow control).
+        var received = 0
     }
 
     /// The header block being assembled from HEADERS and CONTINUATION frames.
@@ -60,11 +52,9 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     /// Set once this connection sent GOAWAY: streams above it are ignored (not processed), as APNs does.
     private var goAwayLastStreamID: UInt32?
 
-    private var clientInitialWindowSize = HTTP2Wire.defaultWindowSize
     private var clientMaximumFrameSize = HTTP2Wire.defaultMaximumFrameSize
-    private var connectionSendWindow = HTTP2Wire.defaultWindowSize
-    private var blockedData: [BlockedData] = []
-    private var unacknowledgedInboundBytes = 0
+    private var sendWindows = HTTP2SendWindows()
+    private var receiveCredit = HTTP2ReceiveCredit(streamWindow: receiveWindow)
 
     /// The receive window granted to each stream and, once raised at start, to the connection.
     private static let receiveWindow = 1 << 20
@@ -161,7 +151,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         case .rstStream:
             // A stream the client reset (e.g. its timeout) is forgotten, with any answer still queued.
             streams.removeValue(forKey: frame.streamID)
-            blockedData.removeAll { $0.streamID == frame.streamID }
+            sendWindows.close(frame.streamID)
         case .settings:
             receiveSettings(frame, context: context)
         case .ping:
@@ -213,7 +203,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
                 HTTP2Wire.writeResetStream(streamID, code: .refusedStream, to: &output)
                 return
             }
-            streams[streamID] = Stream(headers: headers, sendWindow: clientInitialWindowSize)
+            streams[streamID] = Stream(headers: headers)
             streamOpened(streamID, context: context)
         }
         if block.endStream { respond(streamID, context: context) }
@@ -224,13 +214,12 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
             return connectionError(.protocolError, context: context)
         }
         // Flow control counts the whole payload, padding included, even on streams we ignore.
-        acknowledgeInbound(bytes: frame.payload.readableBytes, context: context)
-        guard var stream = streams[frame.streamID], stream.headers != nil else { return }
-        stream.unacknowledgedBytes += frame.payload.readableBytes
-        if stream.unacknowledgedBytes >= Self.receiveWindow / 2 {
-            HTTP2Wire.writeWindowUpdate(streamID: frame.streamID, increment: stream.unacknowledgedBytes, to: &output)
-            stream.unacknowledgedBytes = 0
+        let length = frame.payload.readableBytes
+        guard var stream = streams[frame.streamID] else {
+            return receiveCredit.received(length, streamID: frame.streamID, streamTotal: nil, to: &output)
         }
+        stream.received += length
+        receiveCredit.received(length, streamID: frame.streamID, streamTotal: stream.received, to: &output)
         if stream.body == nil {
             stream.body = data
         } else {
@@ -248,12 +237,9 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         while let identifier = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
             switch HTTP2Wire.Setting(rawValue: identifier) {
             case .initialWindowSize:
-                guard value <= 0x7FFF_FFFF else { return connectionError(.flowControlError, context: context) }
-                // A new initial size moves every open stream's window by the difference (§6.9.2).
-                let delta = Int(value) - clientInitialWindowSize
-                clientInitialWindowSize = Int(value)
-                for streamID in streams.keys { streams[streamID]!.sendWindow += delta }
-                for index in blockedData.indices { blockedData[index].sendWindow += delta }
+                guard value <= 0x7FFF_FFFF, sendWindows.setInitialStreamWindow(Int(value)) else {
+                    return connectionError(.flowControlError, context: context)
+                }
             case .maxFrameSize:
                 guard (16_384...16_777_215).contains(value) else { return connectionError(.protocolError, context: context) }
                 clientMaximumFrameSize = Int(value)
@@ -263,7 +249,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
             }
         }
         HTTP2Wire.writeSettingsAcknowledgement(to: &output)
-        sendBlockedData(context: context)
+        sendWindows.sendWaiting(maximumFrameSize: clientMaximumFrameSize, to: &output)
     }
 
     private func receiveWindowUpdate(_ frame: HTTP2Wire.Frame, context: ChannelHandlerContext) {
@@ -271,16 +257,10 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         guard payload.readableBytes == 4, let raw = payload.readInteger(as: UInt32.self) else {
             return connectionError(.frameSizeError, context: context)
         }
-        let increment = Int(raw & 0x7FFF_FFFF)
-        if frame.streamID == 0 {
-            connectionSendWindow += increment
-        } else {
-            streams[frame.streamID]?.sendWindow += increment
-            for index in blockedData.indices where blockedData[index].streamID == frame.streamID {
-                blockedData[index].sendWindow += increment
-            }
+        guard sendWindows.windowUpdate(streamID: frame.streamID, increment: Int(raw & 0x7FFF_FFFF)) else {
+            return connectionError(.flowControlError, context: context)
         }
-        sendBlockedData(context: context)
+        sendWindows.sendWaiting(maximumFrameSize: clientMaximumFrameSize, to: &output)
     }
 
     /// Ends the connection after a protocol violation, as RFC 9113 §5.4.1 says: GOAWAY, then close.
@@ -300,7 +280,8 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     // MARK: Answers
 
     private func respond(_ streamID: UInt32, context: ChannelHandlerContext) {
-        guard let stream = streams[streamID], let headers = stream.headers else { return }
+        guard let stream = streams[streamID] else { return }
+        let headers = stream.headers
         let request = SimulatorRequest(
             method: headers.first(name: ":method") ?? "",
             path: headers.first(name: ":path") ?? "",
@@ -329,39 +310,21 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
 
     private func write(_ reply: SimulatorReply, on streamID: UInt32, context: ChannelHandlerContext) {
         // The stream may have been reset by the client while a delayed answer waited.
-        guard let stream = streams.removeValue(forKey: streamID), !failed, context.channel.isActive else { return }
+        guard streams.removeValue(forKey: streamID) != nil, !failed, context.channel.isActive else { return }
         var headers = reply.headers
         let body = reply.body ?? []
         if !body.isEmpty { headers.append(("content-length", String(body.count))) }
         var block = context.channel.allocator.buffer(capacity: 64)
-        HTTP2Wire.writeResponseHeaderBlock(status: reply.status, headers: headers, to: &block)
+        ResponseHeaderBlock.write(status: reply.status, headers: headers, to: &block)
         HTTP2Wire.writeHeaders(
             block, streamID: streamID, endStream: body.isEmpty, maximumFrameSize: clientMaximumFrameSize, to: &output
         )
         if !body.isEmpty {
-            blockedData.append(BlockedData(streamID: streamID, data: context.channel.allocator.buffer(bytes: body), sendWindow: stream.sendWindow))
-            sendBlockedData(context: context)
-        }
-    }
-
-    /// Sends queued answer bodies as far as the connection's and each stream's windows allow, in order.
-    private func sendBlockedData(context: ChannelHandlerContext) {
-        var index = 0
-        while index < blockedData.count, connectionSendWindow > 0 {
-            var pending = blockedData[index]
-            while pending.data.readableBytes > 0, pending.sendWindow > 0, connectionSendWindow > 0 {
-                let length = min(pending.data.readableBytes, pending.sendWindow, connectionSendWindow, clientMaximumFrameSize)
-                let chunk = pending.data.readSlice(length: length)!
-                pending.sendWindow -= length
-                connectionSendWindow -= length
-                HTTP2Wire.writeData(chunk, streamID: pending.streamID, endStream: pending.data.readableBytes == 0, to: &output)
-            }
-            if pending.data.readableBytes == 0 {
-                blockedData.remove(at: index)
-            } else {
-                blockedData[index] = pending
-                index += 1
-            }
+            // The window starts now: a client has no reason to widen it before the answer begins.
+            sendWindows.open(streamID)
+            sendWindows.send(
+                context.channel.allocator.buffer(bytes: body), streamID: streamID, maximumFrameSize: clientMaximumFrameSize, to: &output
+            )
         }
     }
 
@@ -393,15 +356,6 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         raisedStreamLimit = true
         streamLimit = core.configuration.maximumConcurrentStreams
         HTTP2Wire.writeSettings([(.maxConcurrentStreams, streamLimit)], to: &output)
-    }
-
-    /// Returns connection-level flow-control credit in steps, not per frame.
-    private func acknowledgeInbound(bytes: Int, context: ChannelHandlerContext) {
-        unacknowledgedInboundBytes += bytes
-        if unacknowledgedInboundBytes >= 16_384 {
-            HTTP2Wire.writeWindowUpdate(streamID: 0, increment: unacknowledgedInboundBytes, to: &output)
-            unacknowledgedInboundBytes = 0
-        }
     }
 
     private func claimGoAway() -> Bool {

@@ -1,10 +1,10 @@
+import APNsSimulator
 import Foundation
+import LivelineHTTP2
 import NIOCore
 import NIOHPACK
 import NIOPosix
 import Testing
-
-@testable import APNsSimulator
 
 /// The simulator's own HTTP/2 server, byte by byte: what a client other than ours could send.
 /// The client in the other suites only exercises the common path (NIO's frames, one per request).

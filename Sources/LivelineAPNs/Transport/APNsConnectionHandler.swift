@@ -1,15 +1,15 @@
+import LivelineHTTP2
 import NIOCore
 import NIOHPACK
-import NIOHTTP2
 
-/// Runs one HTTP/2 connection at the frame level: writes each request as HEADERS (+ DATA) on a new
-/// stream, matches response frames to requests by stream id, and watches stream 0: the server's
-/// SETTINGS (how many streams we may open), GOAWAY (drain and replace), PING health checks.
-final class APNsConnectionHandler: ChannelDuplexHandler {
-    typealias InboundIn = HTTP2Frame
-    typealias InboundOut = HTTP2Frame
-    typealias OutboundIn = HTTP2Frame
-    typealias OutboundOut = HTTP2Frame
+/// Runs one HTTP/2 connection (RFC 9113) on the bytes under TLS: writes each request as HEADERS
+/// (+ DATA) on a new stream, matches response frames to requests by stream id, and watches stream 0:
+/// the server's SETTINGS (how many streams we may open), GOAWAY (drain and replace), PING health
+/// checks. Flow control both ways, CONTINUATION and padding are handled; a protocol violation by
+/// the server ends the connection with GOAWAY. See ``HTTP2Wire`` for why this is not NIO's handler.
+final class APNsConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     private struct InFlight {
         var continuation: HTTP2Connection.ResponseContinuation
@@ -17,20 +17,42 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         var status: Int?
         var headers = HPACKHeaders()
         var body: ByteBuffer?
+        /// DATA payload bytes received, padding included (for flow control).
+        var received = 0
     }
+
+    /// The header block being assembled from HEADERS and CONTINUATION frames.
+    private struct HeaderBlock {
+        var streamID: UInt32
+        var fragments: ByteBuffer
+        var endStream: Bool
+    }
+
+    /// The receive window offered for each stream and, from the start, for the connection.
+    private static let receiveWindow = 1 << 20
 
     /// Set right after creation; cleared when the handler goes, to break the reference cycle.
     var connection: HTTP2Connection?
     private let pool: HTTP2ConnectionPool
     private let configuration: APNsConnectionPoolConfiguration
     private var context: ChannelHandlerContext?
-    private var inFlight: [HTTP2StreamID: InFlight] = [:]
-    private var nextStreamID = HTTP2StreamID(1)
+    private var inFlight: [UInt32: InFlight] = [:]
+    private var nextStreamID: UInt32 = 1
     private var isReady = false
     private var isClosed = false
+    private var prefaceSent = false
     /// Set when the server sent GOAWAY: streams above it were not processed.
-    private var goAwayLastStreamID: HTTP2StreamID?
-    private var unacknowledgedInboundBytes = 0
+    private var goAwayLastStreamID: UInt32?
+
+    private var encoder = HPACKEncoder(allocator: ByteBufferAllocator(), useHuffmanEncoding: false)
+    private var decoder = HPACKDecoder(allocator: ByteBufferAllocator(), maxDynamicTableSize: 4_096, maxHeaderListSize: 1 << 16)
+    private var inbound: ByteBuffer?
+    /// Frames written go out together at the end of a submission or a read burst.
+    private var output = ByteBuffer()
+    private var headerBlock: HeaderBlock?
+    private var serverMaximumFrameSize = HTTP2Wire.defaultMaximumFrameSize
+    private var sendWindows = HTTP2SendWindows()
+    private var receiveCredit = HTTP2ReceiveCredit(streamWindow: receiveWindow)
     private var pingTask: RepeatedTask?
     private var sweepTask: RepeatedTask?
     private var pingTimeout: Scheduled<Void>?
@@ -46,6 +68,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        output = context.channel.allocator.buffer(capacity: 16_384)
         let channel = context.channel
         // TLS handshake and the first SETTINGS must arrive in time, or the connection is useless.
         readyTimeout = context.eventLoop.scheduleTask(in: TimeAmount(configuration.connectTimeout)) {
@@ -62,12 +85,32 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         sweepTask = context.eventLoop.scheduleRepeatedTask(initialDelay: sweep, delay: sweep) { _ in
             loopBoundSelf.value.expireRequests()
         }
+        if context.channel.isActive { sendPreface() }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimers()
         self.context = nil
         connection = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        sendPreface()
+        context.fireChannelActive()
+    }
+
+    /// The client's connection preface: the magic, our SETTINGS, and a larger connection window.
+    /// (TLS holds it back until the handshake is done.)
+    private func sendPreface() {
+        guard !prefaceSent else { return }
+        prefaceSent = true
+        output.writeBytes(HTTP2Wire.clientPreface)
+        HTTP2Wire.writeSettings(
+            [(.enablePush, 0), (.maxConcurrentStreams, 100), (.initialWindowSize, Self.receiveWindow), (.maxHeaderListSize, 1 << 16)],
+            to: &output
+        )
+        HTTP2Wire.writeWindowUpdate(streamID: 0, increment: Self.receiveWindow - HTTP2Wire.defaultWindowSize, to: &output)
+        flush()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -85,18 +128,15 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // Stream-level errors concern one stream (it also gets a StreamClosedEvent); anything else
-        // (TLS, protocol) ends the connection.
-        if !(error is NIOHTTP2Errors.StreamError) {
-            context.close(promise: nil)
-        }
+        // TLS or socket errors end the connection; channelInactive fails what was in flight.
+        context.close(promise: nil)
     }
 
     // MARK: Requests
 
     /// Writes a batch of requests, one new stream each, with a single flush.
     func submit(_ batch: [(HTTP2Request, HTTP2Connection.ResponseContinuation)]) {
-        guard let context, !isClosed, goAwayLastStreamID == nil else {
+        guard context != nil, !isClosed, goAwayLastStreamID == nil else {
             for (_, continuation) in batch {
                 continuation.resume(throwing: HTTP2TransportFailure.unprocessed("connection no longer accepts streams"))
             }
@@ -104,30 +144,35 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         }
         let deadline = NIODeadline.now() + TimeAmount(configuration.requestTimeout)
         for (request, continuation) in batch {
+            var block = ByteBuffer()
+            do {
+                try encoder.encode(headers: request.headers, to: &block)
+            } catch {
+                // Only an encoder left mid-block could throw; nothing was written for this request.
+                continuation.resume(throwing: HTTP2TransportFailure.unprocessed("HPACK: \(error)"))
+                continue
+            }
             let streamID = nextStreamID
-            nextStreamID = streamID.advanced(by: 2)
+            nextStreamID += 2
             inFlight[streamID] = InFlight(continuation: continuation, deadline: deadline)
-            let hasBody = (request.body?.readableBytes ?? 0) > 0
-            context.write(
-                wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: request.headers, endStream: !hasBody)))),
-                promise: nil
-            )
-            if hasBody, let body = request.body {
-                context.write(
-                    wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(body), endStream: true)))),
-                    promise: nil
-                )
+            let body = request.body.flatMap { $0.readableBytes > 0 ? $0 : nil }
+            HTTP2Wire.writeHeaders(block, streamID: streamID, endStream: body == nil, maximumFrameSize: serverMaximumFrameSize, to: &output)
+            if let body {
+                sendWindows.open(streamID)
+                sendWindows.send(body, streamID: streamID, maximumFrameSize: serverMaximumFrameSize, to: &output)
             }
         }
-        context.flush()
-        if nextStreamID > HTTP2StreamID(Int32.max - 1_000) {
+        flush()
+        if nextStreamID > UInt32(Int32.max - 1_000) {
             // Stream ids are finite; retire the connection long before they run out.
             pool.connectionGoingAway(connection?.id ?? -1)
         }
     }
 
-    private func complete(_ streamID: HTTP2StreamID) {
+    private func complete(_ streamID: UInt32) {
         guard let request = inFlight.removeValue(forKey: streamID) else { return }
+        // The server may answer before it read the whole body (an early 413): stop sending the rest.
+        sendWindows.close(streamID)
         guard let status = request.status else {
             request.continuation.resume(throwing: HTTP2TransportFailure.interrupted("response without :status"))
             return
@@ -135,13 +180,14 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         request.continuation.resume(returning: HTTP2Response(status: status, headers: request.headers, body: request.body))
     }
 
-    private func fail(_ streamID: HTTP2StreamID, resetCode: HTTP2ErrorCode?) {
+    private func fail(_ streamID: UInt32, resetCode: HTTP2Wire.ErrorCode?) {
         guard let request = inFlight.removeValue(forKey: streamID) else { return }
+        sendWindows.close(streamID)
         request.continuation.resume(throwing: failure(for: streamID, resetCode: resetCode))
     }
 
     /// Whether a lost stream can safely be sent again: only if the server provably did not process it.
-    private func failure(for streamID: HTTP2StreamID, resetCode: HTTP2ErrorCode?) -> HTTP2TransportFailure {
+    private func failure(for streamID: UInt32, resetCode: HTTP2Wire.ErrorCode?) -> HTTP2TransportFailure {
         if let last = goAwayLastStreamID, streamID > last {
             return .unprocessed("stream above GOAWAY last-stream-id")
         }
@@ -154,119 +200,216 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     private func expireRequests() {
         let now = NIODeadline.now()
         let expired = inFlight.filter { $0.value.deadline <= now }.map(\.key)
-        guard !expired.isEmpty, let context else { return }
+        guard !expired.isEmpty else { return }
         for streamID in expired {
             if let request = inFlight.removeValue(forKey: streamID) {
                 request.continuation.resume(throwing: HTTP2TransportFailure.interrupted("no response in time"))
             }
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.cancel))), promise: nil)
+            sendWindows.close(streamID)
+            HTTP2Wire.writeResetStream(streamID, code: .cancel, to: &output)
         }
-        context.flush()
+        flush()
     }
 
     // MARK: Inbound frames
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        if frame.streamID == .rootStream {
-            connectionFrame(frame, context: context)
-            return
+        var bytes = unwrapInboundIn(data)
+        guard !isClosed else { return }
+        if inbound == nil || inbound!.readableBytes == 0 {
+            inbound = bytes
+        } else {
+            inbound!.writeBuffer(&bytes)
         }
-        let streamID = frame.streamID
-        switch frame.payload {
-        case .headers(let headers):
-            if inFlight[streamID]?.status == nil, let raw = headers.headers.first(name: ":status"), let code = Int(raw),
-                code >= 200
-            {
-                // 1xx heads are skipped; the final head follows.
-                inFlight[streamID]?.status = code
-                inFlight[streamID]?.headers = headers.headers
+        guard var buffer = inbound else { return }
+        inbound = nil
+        while !isClosed {
+            switch HTTP2Wire.readFrame(from: &buffer, maximumLength: HTTP2Wire.defaultMaximumFrameSize) {
+            case .needMoreBytes:
+                if buffer.readableBytes > 0 {
+                    buffer.discardReadBytes()
+                    inbound = buffer
+                }
+                return
+            case .tooLarge:
+                return connectionError(.frameSizeError)
+            case .frame(let frame):
+                handle(frame)
             }
-            if headers.endStream { complete(streamID) }
-        case .data(let data):
-            let length = data.data.readableBytes
-            acknowledgeInbound(bytes: length, context: context)
-            if case .byteBuffer(var buffer) = data.data, length > 0 {
-                if inFlight[streamID]?.body == nil {
-                    inFlight[streamID]?.body = buffer
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flush()
+        context.fireChannelReadComplete()
+    }
+
+    private func handle(_ frame: HTTP2Wire.Frame) {
+        // A header block must arrive whole, with nothing between its frames (RFC 9113 §6.10).
+        if headerBlock != nil, frame.type != .continuation { return connectionError(.protocolError) }
+        switch frame.type {
+        case .headers:
+            guard frame.streamID != 0, let fragment = HTTP2Wire.content(of: frame) else { return connectionError(.protocolError) }
+            let block = HeaderBlock(streamID: frame.streamID, fragments: fragment, endStream: frame.has(HTTP2Wire.Flag.endStream))
+            if frame.has(HTTP2Wire.Flag.endHeaders) {
+                headerBlockComplete(block)
+            } else {
+                headerBlock = block
+            }
+        case .continuation:
+            guard var block = headerBlock, block.streamID == frame.streamID else { return connectionError(.protocolError) }
+            var fragment = frame.payload
+            block.fragments.writeBuffer(&fragment)
+            headerBlock = block
+            if frame.has(HTTP2Wire.Flag.endHeaders) {
+                headerBlock = nil
+                headerBlockComplete(block)
+            }
+        case .data:
+            guard frame.streamID != 0, var data = HTTP2Wire.content(of: frame) else { return connectionError(.protocolError) }
+            let length = frame.payload.readableBytes
+            guard var request = inFlight[frame.streamID] else {
+                // Flow control counts DATA even for a stream we gave up on.
+                return receiveCredit.received(length, streamID: frame.streamID, streamTotal: nil, to: &output)
+            }
+            request.received += length
+            receiveCredit.received(length, streamID: frame.streamID, streamTotal: request.received, to: &output)
+            if data.readableBytes > 0 {
+                if request.body == nil {
+                    request.body = data
                 } else {
-                    inFlight[streamID]?.body?.writeBuffer(&buffer)
+                    request.body!.writeBuffer(&data)
                 }
             }
-            if data.endStream { complete(streamID) }
-        case .rstStream(let code):
-            fail(streamID, resetCode: code)
-        default:
+            inFlight[frame.streamID] = request
+            if frame.has(HTTP2Wire.Flag.endStream) { complete(frame.streamID) }
+        case .rstStream:
+            var payload = frame.payload
+            guard frame.streamID != 0, let code = payload.readInteger(as: UInt32.self) else { return connectionError(.protocolError) }
+            fail(frame.streamID, resetCode: HTTP2Wire.ErrorCode(rawValue: code) ?? .internalError)
+        case .settings:
+            receiveSettings(frame)
+        case .ping:
+            guard frame.streamID == 0, frame.payload.readableBytes == 8 else { return connectionError(.frameSizeError) }
+            if frame.has(HTTP2Wire.Flag.ack) {
+                pingTimeout?.cancel()
+                pingTimeout = nil
+            } else {
+                HTTP2Wire.writePingAcknowledgement(frame.payload, to: &output)
+            }
+        case .goAway:
+            var payload = frame.payload
+            guard let last = payload.readInteger(as: UInt32.self) else { return connectionError(.frameSizeError) }
+            receiveGoAway(lastStreamID: last & 0x7FFF_FFFF)
+        case .windowUpdate:
+            var payload = frame.payload
+            guard let raw = payload.readInteger(as: UInt32.self) else { return connectionError(.frameSizeError) }
+            guard sendWindows.windowUpdate(streamID: frame.streamID, increment: Int(raw & 0x7FFF_FFFF)) else {
+                return connectionError(.flowControlError)
+            }
+            sendWindows.sendWaiting(maximumFrameSize: serverMaximumFrameSize, to: &output)
+        case .pushPromise:
+            // We said SETTINGS_ENABLE_PUSH = 0.
+            connectionError(.protocolError)
+        case .priority, nil:
             break
         }
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        // Only abnormal closes matter; a normal close follows the END_STREAM we already handled.
-        if !inFlight.isEmpty, let closed = event as? StreamClosedEvent, closed.reason != nil {
-            fail(closed.streamID, resetCode: closed.reason)
+    private func headerBlockComplete(_ block: HeaderBlock) {
+        var fragments = block.fragments
+        // Every block is decoded, even for a stream we gave up on: HPACK state is per connection.
+        let headers: HPACKHeaders
+        do {
+            headers = try decoder.decodeHeaders(from: &fragments)
+        } catch {
+            return connectionError(.compressionError)
         }
-        context.fireUserInboundEventTriggered(event)
+        let streamID = block.streamID
+        if inFlight[streamID]?.status == nil, let raw = headers.first(name: ":status"), let code = Int(raw), code >= 200 {
+            // 1xx heads are skipped; the final head follows.
+            inFlight[streamID]?.status = code
+            inFlight[streamID]?.headers = headers
+        }
+        if block.endStream { complete(streamID) }
     }
 
-    /// Without a stream multiplexer nobody else returns connection-level flow-control credit.
-    private func acknowledgeInbound(bytes: Int, context: ChannelHandlerContext) {
-        unacknowledgedInboundBytes += bytes
-        if unacknowledgedInboundBytes >= 16_384 {
-            let increment = unacknowledgedInboundBytes
-            unacknowledgedInboundBytes = 0
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
-            context.flush()
+    private func receiveSettings(_ frame: HTTP2Wire.Frame) {
+        guard frame.streamID == 0 else { return connectionError(.protocolError) }
+        if frame.has(HTTP2Wire.Flag.ack) { return }
+        var payload = frame.payload
+        guard payload.readableBytes % 6 == 0 else { return connectionError(.frameSizeError) }
+        var advertisedStreams: Int?
+        while let identifier = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
+            switch HTTP2Wire.Setting(rawValue: identifier) {
+            case .maxConcurrentStreams:
+                advertisedStreams = Int(value)
+            case .initialWindowSize:
+                guard value <= 0x7FFF_FFFF, sendWindows.setInitialStreamWindow(Int(value)) else {
+                    return connectionError(.flowControlError)
+                }
+            case .maxFrameSize:
+                guard (16_384...16_777_215).contains(value) else { return connectionError(.protocolError) }
+                serverMaximumFrameSize = Int(value)
+            case .headerTableSize:
+                // Our encoder's table may not be larger than the server's decoder allows.
+                try? encoder.setDynamicTableSize(min(Int(value), HPACKEncoder.defaultDynamicTableSize))
+            default:
+                break
+            }
+        }
+        HTTP2Wire.writeSettingsAcknowledgement(to: &output)
+        sendWindows.sendWaiting(maximumFrameSize: serverMaximumFrameSize, to: &output)
+        guard let connection else { return }
+        if !isReady {
+            isReady = true
+            readyTimeout?.cancel()
+            readyTimeout = nil
+            // No limit advertised means "unlimited" in HTTP/2; our own cap applies.
+            pool.connectionReady(connection, maximumStreams: min(advertisedStreams ?? Int.max, configuration.maximumStreamsPerConnection))
+        } else if let advertisedStreams {
+            pool.connection(connection.id, maximumStreamsChanged: min(advertisedStreams, configuration.maximumStreamsPerConnection))
         }
     }
 
-    private func connectionFrame(_ frame: HTTP2Frame, context: ChannelHandlerContext) {
-        switch frame.payload {
-        case .settings(.settings(let settings)):
-            let advertised = settings.last { $0.parameter == .maxConcurrentStreams }?.value
-            guard let connection else { return }
-            if !isReady {
-                isReady = true
-                readyTimeout?.cancel()
-                readyTimeout = nil
-                // No limit advertised means "unlimited" in HTTP/2; our own cap applies.
-                pool.connectionReady(
-                    connection,
-                    maximumStreams: min(advertised ?? Int.max, configuration.maximumStreamsPerConnection)
-                )
-            } else if let advertised {
-                pool.connection(connection.id, maximumStreamsChanged: min(advertised, configuration.maximumStreamsPerConnection))
-            }
-        case .goAway(let lastStreamID, _, _):
-            if goAwayLastStreamID.map({ lastStreamID < $0 }) ?? true {
-                goAwayLastStreamID = lastStreamID
-            }
-            // Streams above last-stream-id were not processed: hand them back for another connection.
-            let unprocessed = inFlight.keys.filter { $0 > lastStreamID }
-            for streamID in unprocessed {
-                fail(streamID, resetCode: nil)
-            }
-            if let connection { pool.connectionGoingAway(connection.id) }
-        case .ping(_, ack: true):
-            pingTimeout?.cancel()
-            pingTimeout = nil
-        default:
-            break
+    private func receiveGoAway(lastStreamID: UInt32) {
+        if goAwayLastStreamID.map({ lastStreamID < $0 }) ?? true {
+            goAwayLastStreamID = lastStreamID
         }
+        // Streams above last-stream-id were not processed: hand them back for another connection.
+        let unprocessed = inFlight.keys.filter { $0 > lastStreamID }
+        for streamID in unprocessed {
+            fail(streamID, resetCode: nil)
+        }
+        if let connection { pool.connectionGoingAway(connection.id) }
+    }
+
+    /// The server broke the protocol: GOAWAY, then close; channelInactive fails what was in flight.
+    private func connectionError(_ code: HTTP2Wire.ErrorCode) {
+        guard let context, !isClosed else { return }
+        inbound = nil
+        HTTP2Wire.writeGoAway(lastStreamID: 0, code: code, to: &output)
+        flush()
+        isClosed = true
+        context.close(promise: nil)
+    }
+
+    private func flush() {
+        guard let context, output.readableBytes > 0 else { return }
+        context.writeAndFlush(wrapOutboundOut(output), promise: nil)
+        output = context.channel.allocator.buffer(capacity: 16_384)
     }
 
     // MARK: Health
 
     private func sendPing() {
-        guard let context, pingTimeout == nil else { return }
+        guard context != nil, pingTimeout == nil, let channel = context?.channel else { return }
         pingCounter &+= 1
-        context.writeAndFlush(
-            wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: pingCounter), ack: false))),
-            promise: nil
-        )
-        let channel = context.channel
+        HTTP2Wire.writeFrameHeader(length: 8, type: .ping, streamID: 0, to: &output)
+        output.writeInteger(pingCounter)
+        flush()
         // No ACK in time: the connection is dead even if TCP has not noticed; close so it gets replaced.
-        pingTimeout = context.eventLoop.scheduleTask(in: TimeAmount(configuration.pingTimeout)) {
+        pingTimeout = channel.eventLoop.scheduleTask(in: TimeAmount(configuration.pingTimeout)) {
             channel.close(promise: nil)
         }
     }

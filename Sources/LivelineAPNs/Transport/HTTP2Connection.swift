@@ -1,14 +1,13 @@
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
 /// One long-lived HTTP/2 connection to an endpoint. Requests are multiplexed on it as streams.
 ///
-/// Requests are written as raw HTTP/2 frames by one connection-level handler rather than through a
-/// child channel per stream: a child channel (pipeline, handler, promises) per push cost more CPU than
-/// everything else on the hot path together.
+/// Requests are written as HTTP/2 frames by one connection-level handler (``APNsConnectionHandler``),
+/// not through a child channel per stream: a child channel (pipeline, handler, promises) per push
+/// cost more CPU than everything else on the hot path together.
 final class HTTP2Connection: Sendable {
     typealias ResponseContinuation = CheckedContinuation<HTTP2Response, any Error>
 
@@ -82,17 +81,6 @@ final class HTTP2Connection: Sendable {
                     if let sslContext {
                         try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverHostname))
                     }
-                    var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
-                    connectionConfiguration.initialSettings = [
-                        HTTP2Setting(parameter: .enablePush, value: 0),
-                        HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
-                        HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
-                        HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
-                    ]
-                    // Our own header blocks are well-formed by construction; validating every field
-                    // byte of every request and response cost ~5% of the hot path.
-                    connectionConfiguration.headerBlockValidation = .disabled
-                    try sync.addHandler(NIOHTTP2Handler(mode: .client, connectionConfiguration: connectionConfiguration))
                     let handler = APNsConnectionHandler(pool: pool, configuration: configuration)
                     let connection = HTTP2Connection(
                         id: id,
