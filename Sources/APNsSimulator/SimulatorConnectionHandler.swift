@@ -24,26 +24,17 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         var received = 0
     }
 
-    /// The header block being assembled from HEADERS and CONTINUATION frames.
-    private struct HeaderBlock {
-        var streamID: UInt32
-        var fragments: ByteBuffer
-        var endStream: Bool
-    }
-
     private let core: SimulatorCore
     private var decoder = HPACKDecoder(allocator: ByteBufferAllocator(), maxDynamicTableSize: 4_096, maxHeaderListSize: 1 << 16)
-    private var inbound: ByteBuffer?
+    private var reader = HTTP2FrameReader(server: true)
     /// Frames written during a read burst go out together at its end: one TLS record and one
     /// write(2) for many answers.
     private var output = ByteBuffer()
-    private var prefaceReceived = false
     private var settingsSent = false
     private var failed = false
 
     /// Open streams: those whose request or answer is not complete.
     private var streams: [UInt32: Stream] = [:]
-    private var headerBlock: HeaderBlock?
     private var highestStreamID: UInt32 = 0
     private var streamsSeen = 0
     private var maximumActiveStreams = 0
@@ -88,14 +79,18 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var bytes = unwrapInboundIn(data)
         guard !failed else { return }
-        if inbound == nil || inbound!.readableBytes == 0 {
-            inbound = bytes
-        } else {
-            inbound!.writeBuffer(&bytes)
+        reader.append(unwrapInboundIn(data))
+        do {
+            while !failed, let event = try reader.next() {
+                switch event {
+                case .headerBlock(let block): receiveHeaderBlock(block, context: context)
+                case .frame(let frame): handle(frame, context: context)
+                }
+            }
+        } catch {
+            connectionError(error, context: context)
         }
-        readFrames(context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -103,51 +98,10 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         context.fireChannelReadComplete()
     }
 
-    private func readFrames(context: ChannelHandlerContext) {
-        guard var buffer = inbound else { return }
-        inbound = nil
-        defer {
-            if buffer.readableBytes > 0, !failed {
-                buffer.discardReadBytes()
-                inbound = buffer
-            }
-        }
-        if !prefaceReceived {
-            guard let preface = buffer.readBytes(length: HTTP2Wire.clientPreface.count) else { return }
-            guard preface == HTTP2Wire.clientPreface else { return connectionError(.protocolError, context: context) }
-            prefaceReceived = true
-        }
-        while !failed {
-            switch HTTP2Wire.readFrame(from: &buffer, maximumLength: HTTP2Wire.defaultMaximumFrameSize) {
-            case .needMoreBytes:
-                return
-            case .tooLarge:
-                return connectionError(.frameSizeError, context: context)
-            case .frame(let frame):
-                handle(frame, context: context)
-            }
-        }
-    }
-
     private func handle(_ frame: HTTP2Wire.Frame, context: ChannelHandlerContext) {
-        // A header block must arrive whole, with nothing between its frames (RFC 9113 §6.10).
-        if headerBlock != nil, frame.type != .continuation { return connectionError(.protocolError, context: context) }
         switch frame.type {
         case .data:
             receiveData(frame, context: context)
-        case .headers:
-            receiveHeaders(frame, context: context)
-        case .continuation:
-            guard var block = headerBlock, block.streamID == frame.streamID else {
-                return connectionError(.protocolError, context: context)
-            }
-            var fragment = frame.payload
-            block.fragments.writeBuffer(&fragment)
-            headerBlock = block
-            if frame.has(HTTP2Wire.Flag.endHeaders) {
-                headerBlock = nil
-                headerBlockComplete(block, context: context)
-            }
         case .rstStream:
             // A stream the client reset (e.g. its timeout) is forgotten, with any answer still queued.
             streams.removeValue(forKey: frame.streamID)
@@ -162,31 +116,19 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         case .pushPromise:
             // Clients never push.
             connectionError(.protocolError, context: context)
-        case .priority, .goAway, nil:
-            // Priorities mean nothing here; a client's GOAWAY is followed by its close.
+        case .headers, .continuation, .priority, .goAway, nil:
+            // Header blocks come whole from the reader; priorities mean nothing here; a client's
+            // GOAWAY is followed by its close.
             break
         }
     }
 
-    private func receiveHeaders(_ frame: HTTP2Wire.Frame, context: ChannelHandlerContext) {
-        let streamID = frame.streamID
-        guard streamID % 2 == 1, let fragment = HTTP2Wire.content(of: frame) else {
-            return connectionError(.protocolError, context: context)
-        }
-        if streams[streamID] == nil {
-            // A new stream; ids only go up (a lower one is a closed stream).
-            guard streamID > highestStreamID else { return connectionError(.protocolError, context: context) }
-            highestStreamID = streamID
-        }
-        let block = HeaderBlock(streamID: streamID, fragments: fragment, endStream: frame.has(HTTP2Wire.Flag.endStream))
-        if frame.has(HTTP2Wire.Flag.endHeaders) {
-            headerBlockComplete(block, context: context)
-        } else {
-            headerBlock = block
-        }
-    }
-
-    private func headerBlockComplete(_ block: HeaderBlock, context: ChannelHandlerContext) {
+    private func receiveHeaderBlock(_ block: HTTP2FrameReader.HeaderBlock, context: ChannelHandlerContext) {
+        let streamID = block.streamID
+        guard streamID % 2 == 1 else { return connectionError(.protocolError, context: context) }  // client streams are odd
+        // A new stream is above every earlier one; a lower id not open is a closed stream.
+        let isNew = streams[streamID] == nil && streamID > highestStreamID
+        if isNew { highestStreamID = streamID }
         var fragments = block.fragments
         // Every block is decoded, even for a stream that is then ignored: HPACK state is per connection.
         let headers: HPACKHeaders
@@ -195,9 +137,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         } catch {
             return connectionError(.compressionError, context: context)
         }
-        let streamID = block.streamID
-        if streams[streamID] == nil {
-            guard block.streamID == highestStreamID else { return }  // trailers of a stream already answered
+        if isNew {
             if let goAway = goAwayLastStreamID, streamID > goAway { return }
             guard streams.count < streamLimit else {
                 HTTP2Wire.writeResetStream(streamID, code: .refusedStream, to: &output)
@@ -205,6 +145,8 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
             }
             streams[streamID] = Stream(headers: headers)
             streamOpened(streamID, context: context)
+        } else if streams[streamID] == nil {
+            return  // e.g. trailers of a stream already answered
         }
         if block.endStream { respond(streamID, context: context) }
     }
@@ -270,7 +212,6 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     private func connectionError(_ code: HTTP2Wire.ErrorCode, context: ChannelHandlerContext) {
         guard !failed else { return }
         failed = true
-        inbound = nil
         HTTP2Wire.writeGoAway(lastStreamID: highestStreamID, code: code, to: &output)
         flush(context: context)
         let channel = context.channel

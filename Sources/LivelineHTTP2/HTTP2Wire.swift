@@ -37,7 +37,7 @@ package enum HTTP2Wire {
     }
 
     /// RFC 9113 §7. An unknown code is treated as INTERNAL_ERROR, as the RFC allows.
-    package enum ErrorCode: UInt32 {
+    package enum ErrorCode: UInt32, Error {
         case noError = 0x0
         case protocolError = 0x1
         case internalError = 0x2

@@ -21,13 +21,6 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         var received = 0
     }
 
-    /// The header block being assembled from HEADERS and CONTINUATION frames.
-    private struct HeaderBlock {
-        var streamID: UInt32
-        var fragments: ByteBuffer
-        var endStream: Bool
-    }
-
     /// The receive window offered for each stream and, from the start, for the connection.
     private static let receiveWindow = 1 << 20
 
@@ -46,10 +39,9 @@ final class APNsConnectionHandler: ChannelInboundHandler {
 
     private var encoder = HPACKEncoder(allocator: ByteBufferAllocator(), useHuffmanEncoding: false)
     private var decoder = HPACKDecoder(allocator: ByteBufferAllocator(), maxDynamicTableSize: 4_096, maxHeaderListSize: 1 << 16)
-    private var inbound: ByteBuffer?
+    private var reader = HTTP2FrameReader(server: false)
     /// Frames written go out together at the end of a submission or a read burst.
     private var output = ByteBuffer()
-    private var headerBlock: HeaderBlock?
     private var serverMaximumFrameSize = HTTP2Wire.defaultMaximumFrameSize
     private var sendWindows = HTTP2SendWindows()
     private var receiveCredit = HTTP2ReceiveCredit(streamWindow: receiveWindow)
@@ -214,28 +206,17 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     // MARK: Inbound frames
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var bytes = unwrapInboundIn(data)
         guard !isClosed else { return }
-        if inbound == nil || inbound!.readableBytes == 0 {
-            inbound = bytes
-        } else {
-            inbound!.writeBuffer(&bytes)
-        }
-        guard var buffer = inbound else { return }
-        inbound = nil
-        while !isClosed {
-            switch HTTP2Wire.readFrame(from: &buffer, maximumLength: HTTP2Wire.defaultMaximumFrameSize) {
-            case .needMoreBytes:
-                if buffer.readableBytes > 0 {
-                    buffer.discardReadBytes()
-                    inbound = buffer
+        reader.append(unwrapInboundIn(data))
+        do {
+            while !isClosed, let event = try reader.next() {
+                switch event {
+                case .headerBlock(let block): receiveHeaderBlock(block)
+                case .frame(let frame): handle(frame)
                 }
-                return
-            case .tooLarge:
-                return connectionError(.frameSizeError)
-            case .frame(let frame):
-                handle(frame)
             }
+        } catch {
+            connectionError(error)
         }
     }
 
@@ -245,26 +226,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     }
 
     private func handle(_ frame: HTTP2Wire.Frame) {
-        // A header block must arrive whole, with nothing between its frames (RFC 9113 §6.10).
-        if headerBlock != nil, frame.type != .continuation { return connectionError(.protocolError) }
         switch frame.type {
-        case .headers:
-            guard frame.streamID != 0, let fragment = HTTP2Wire.content(of: frame) else { return connectionError(.protocolError) }
-            let block = HeaderBlock(streamID: frame.streamID, fragments: fragment, endStream: frame.has(HTTP2Wire.Flag.endStream))
-            if frame.has(HTTP2Wire.Flag.endHeaders) {
-                headerBlockComplete(block)
-            } else {
-                headerBlock = block
-            }
-        case .continuation:
-            guard var block = headerBlock, block.streamID == frame.streamID else { return connectionError(.protocolError) }
-            var fragment = frame.payload
-            block.fragments.writeBuffer(&fragment)
-            headerBlock = block
-            if frame.has(HTTP2Wire.Flag.endHeaders) {
-                headerBlock = nil
-                headerBlockComplete(block)
-            }
         case .data:
             guard frame.streamID != 0, var data = HTTP2Wire.content(of: frame) else { return connectionError(.protocolError) }
             let length = frame.payload.readableBytes
@@ -311,12 +273,13 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         case .pushPromise:
             // We said SETTINGS_ENABLE_PUSH = 0.
             connectionError(.protocolError)
-        case .priority, nil:
+        case .headers, .continuation, .priority, nil:
+            // Header blocks come whole from the reader; priorities mean nothing here.
             break
         }
     }
 
-    private func headerBlockComplete(_ block: HeaderBlock) {
+    private func receiveHeaderBlock(_ block: HTTP2FrameReader.HeaderBlock) {
         var fragments = block.fragments
         // Every block is decoded, even for a stream we gave up on: HPACK state is per connection.
         let headers: HPACKHeaders
@@ -387,7 +350,6 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     /// The server broke the protocol: GOAWAY, then close; channelInactive fails what was in flight.
     private func connectionError(_ code: HTTP2Wire.ErrorCode) {
         guard let context, !isClosed else { return }
-        inbound = nil
         HTTP2Wire.writeGoAway(lastStreamID: 0, code: code, to: &output)
         flush()
         isClosed = true

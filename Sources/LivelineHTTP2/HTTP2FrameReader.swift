@@ -1,0 +1,84 @@
+import NIOCore
+
+/// Cuts a connection's incoming bytes into frames, and joins each HEADERS frame with its
+/// CONTINUATION frames into one header block, with nothing allowed between them (RFC 9113 §6.10).
+package struct HTTP2FrameReader {
+    package struct HeaderBlock {
+        package var streamID: UInt32
+        /// The block's fragments, padding and priority fields removed.
+        package var fragments: ByteBuffer
+        package var endStream: Bool
+    }
+
+    package enum Event {
+        /// A frame other than HEADERS and CONTINUATION.
+        case frame(HTTP2Wire.Frame)
+        case headerBlock(HeaderBlock)
+    }
+
+    private var buffer: ByteBuffer?
+    private var pendingBlock: HeaderBlock?
+    private var awaitsPreface: Bool
+
+    /// - Parameter server: a server first reads the client's connection preface.
+    package init(server: Bool) {
+        awaitsPreface = server
+    }
+
+    package mutating func append(_ bytes: ByteBuffer) {
+        if buffer == nil || buffer!.readableBytes == 0 {
+            buffer = bytes
+        } else {
+            var bytes = bytes
+            buffer!.writeBuffer(&bytes)
+        }
+    }
+
+    /// The next complete event, `nil` when more bytes are needed. Throws the connection error to
+    /// send in GOAWAY when the peer broke the protocol; the connection is then unusable.
+    package mutating func next() throws(HTTP2Wire.ErrorCode) -> Event? {
+        guard var bytes = buffer else { return nil }
+        buffer = nil
+        defer {
+            if bytes.readableBytes > 0 {
+                bytes.discardReadBytes()
+                buffer = bytes
+            }
+        }
+        if awaitsPreface {
+            guard let preface = bytes.readBytes(length: HTTP2Wire.clientPreface.count) else { return nil }
+            guard preface == HTTP2Wire.clientPreface else { throw .protocolError }
+            awaitsPreface = false
+        }
+        while true {
+            let frame: HTTP2Wire.Frame
+            switch HTTP2Wire.readFrame(from: &bytes, maximumLength: HTTP2Wire.defaultMaximumFrameSize) {
+            case .needMoreBytes: return nil
+            case .tooLarge: throw .frameSizeError
+            case .frame(let read): frame = read
+            }
+            if var block = pendingBlock {
+                guard frame.type == .continuation, frame.streamID == block.streamID else { throw .protocolError }
+                var fragment = frame.payload
+                block.fragments.writeBuffer(&fragment)
+                pendingBlock = block
+                if frame.has(HTTP2Wire.Flag.endHeaders) {
+                    pendingBlock = nil
+                    return .headerBlock(block)
+                }
+                continue
+            }
+            switch frame.type {
+            case .headers:
+                guard frame.streamID != 0, let fragment = HTTP2Wire.content(of: frame) else { throw .protocolError }
+                let block = HeaderBlock(streamID: frame.streamID, fragments: fragment, endStream: frame.has(HTTP2Wire.Flag.endStream))
+                if frame.has(HTTP2Wire.Flag.endHeaders) { return .headerBlock(block) }
+                pendingBlock = block
+            case .continuation:
+                throw .protocolError  // without a HEADERS before it
+            default:
+                return .frame(frame)
+            }
+        }
+    }
+}
