@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LivelineAPNs
 import LivelineServices
 
 /// Command-line options of `sender-bench`.
@@ -19,10 +20,13 @@ struct BenchOptions: ParsableCommand {
     }
 
     @Option(help: "Push jobs to send.") var count = 100_000
-    @Option(help: "Sends in flight at once.") var inFlight = SenderSettings().maximumSendsInFlight
+    @Option(help: "Sends in flight at once (default: one per stream the APNs connections can open, 100 each, as the sender's default of 400 is for its 4).")
+    var inFlight: Int?
     @Option(help: "Consumer prefetch on the send queue.") var prefetch: UInt16 = SenderSettings().prefetch
     @Option(help: "APNs connections.") var connections = 2
     @Option(help: "full, apns or amqp.") var mode = Mode.full
     @Option(name: .customLong("amqp"), help: "AMQP URL.")
     var amqpURL = ProcessInfo.processInfo.environment["LIVELINE_TEST_AMQP_URL"] ?? "amqp://guest:guest@127.0.0.1:5672/%2f"
+
+    var sendsInFlight: Int { inFlight ?? connections * APNsConnectionPoolConfiguration().maximumStreamsPerConnection }
 }

@@ -50,7 +50,7 @@ struct SenderBench {
         )
         let jobs = makeJobs(options.count)
         print("sender-bench: mode \(options.mode.rawValue), \(options.count) jobs of \(jobs[0].payload.count)-byte payloads, "
-              + "in flight \(options.inFlight), prefetch \(options.prefetch), \(options.connections) APNs connections")
+              + "in flight \(options.sendsInFlight), prefetch \(options.prefetch), \(options.connections) APNs connections")
 
         switch options.mode {
         case .apns:
@@ -88,7 +88,7 @@ struct SenderBench {
         let started = ContinuousClock.now
         let cpuStarted = ProcessUsage.cpuSeconds()
         let failures = await withTaskGroup(of: Int.self) { group in
-            let workers = min(options.inFlight, jobs.count)
+            let workers = min(options.sendsInFlight, jobs.count)
             for worker in 0..<workers {
                 group.addTask {
                     var failures = 0
@@ -159,7 +159,7 @@ struct SenderBench {
             let store = try SQLiteLivelineStore(configuration: .init(path: directory.appendingPathComponent("store.sqlite").path))
             let sender = SenderService(
                 consuming: consuming, publishing: publishing, clients: APNsClientDirectory([client]), store: store,
-                settings: SenderSettings(topology: topology, prefetch: options.prefetch, maximumSendsInFlight: options.inFlight),
+                settings: SenderSettings(topology: topology, prefetch: options.prefetch, maximumSendsInFlight: options.sendsInFlight),
                 logger: logger
             )
             let group = ServiceGroup(configuration: .init(services: [.init(service: sender)], logger: logger))

@@ -8,6 +8,7 @@ import LivelineStore
 
 /// Takes one delivery of the send queue to its end: decode, check, send, record the
 /// outcome (retry or dead letter confirmed, token deleted, trace committed), then ack.
+/// The ack follows the trace's group commit; the handler does not wait for it.
 ///
 /// When the outcome cannot be recorded (broker or store unavailable), the delivery is
 /// requeued rather than acked, so the job is never lost; the queue's delivery limit moves
@@ -33,8 +34,8 @@ struct PushJobHandler: Sendable {
 
     func handle(_ delivery: AMQPDelivery) async {
         do {
-            try await process(delivery)
-            delivery.ack()
+            let traced = try await process(delivery)
+            traces.append(traced) { delivery.ack() }
         } catch {
             metrics.recordFailed()
             logger.error(
@@ -45,7 +46,8 @@ struct PushJobHandler: Sendable {
         }
     }
 
-    private func process(_ delivery: AMQPDelivery) async throws {
+    /// Sends and records the outcome; returns its trace entries, to be committed before the ack.
+    private func process(_ delivery: AMQPDelivery) async throws -> [TraceEntry] {
         let now = EventTime(Date())
         let headers = delivery.properties.headers
         let attempt = Attempt(
@@ -58,32 +60,29 @@ struct PushJobHandler: Sendable {
         do {
             job = try PushJob(json: delivery.body)
         } catch {
-            try await deadLetter(
+            return try await deadLetter(
                 body: delivery.body, job: nil, attempt: attempt,
                 reason: .invalidEvent, message: "the message is not a push job: \(error)"
             )
-            return
         }
 
         guard let client = clients.client(forBundle: job.bundleId) else {
             // No credentials for this app here: a deployment problem, not a transient one,
             // so on-call sees it in the DLQ and can replay once the app is configured.
-            try await deadLetter(
+            return try await deadLetter(
                 body: delivery.body, job: job, attempt: attempt,
                 reason: SenderDeadLetterReasons.unknownApp,
                 message: "this sender has no APNs credentials for bundle id \(job.bundleId)"
             )
-            return
         }
 
         if case .device(let token, _) = job.target, let remaining = backoff.remaining(for: token) {
             // Sending now would only earn another 429 and lengthen the device's throttle.
-            try await retry(
+            return try await retry(
                 .deferral(attempt: attempt.count, tiers: tiers, wait: remaining), body: delivery.body,
                 messageID: delivery.properties.messageID, job: job, attempt: attempt,
                 reason: "token backing off after TooManyRequests, not sent"
             )
-            return
         }
 
         var lastApplied: Int64?
@@ -98,8 +97,7 @@ struct PushJobHandler: Sendable {
         if let dropReason = gate.dropReason {
             metrics.dropped(reason: dropReason)
             metrics.finished("dropped", reason: dropReason)
-            await traces.append([trace(job, .dropped, "\(dropReason): not sent (attempt \(attempt.count + 1))")])
-            return
+            return [trace(job, .dropped, "\(dropReason): not sent (attempt \(attempt.count + 1))")]
         }
 
         let destination: Destination
@@ -111,16 +109,15 @@ struct PushJobHandler: Sendable {
                 destination = .channel(id: try await channels.openChannel(domain: job.domain, key: key, client: client).channelID)
             } catch let error as APNsError {
                 // Creating the channel failed at APNs: the same outcomes as a failed send.
-                try await record(SendResolution(error), job: job, body: delivery.body,
-                                 messageID: delivery.properties.messageID, attempt: attempt, client: client, channelID: nil)
-                return
+                return try await record(SendResolution(error), job: job, body: delivery.body,
+                                        messageID: delivery.properties.messageID, attempt: attempt, client: client, channelID: nil)
             }
         }
         let resolution = await send(job, to: destination, via: client)
         var channelID: String?
         if case .channel(let id) = destination { channelID = id }
-        try await record(resolution, job: job, body: delivery.body, messageID: delivery.properties.messageID,
-                         attempt: attempt, client: client, channelID: channelID)
+        return try await record(resolution, job: job, body: delivery.body, messageID: delivery.properties.messageID,
+                                attempt: attempt, client: client, channelID: channelID)
     }
 
     /// Where a job goes at APNs, its channel resolved.
@@ -166,69 +163,64 @@ struct PushJobHandler: Sendable {
     private func record(
         _ resolution: SendResolution, job: PushJob, body: Data, messageID: String?, attempt: Attempt, client: APNsClient,
         channelID: String?
-    ) async throws {
+    ) async throws -> [TraceEntry] {
         switch resolution {
         case .delivered:
             if case .device(let token, _) = job.target { backoff.delivered(token) }
             metrics.finished("delivered")
-            await traces.append([trace(job, .apnsOutcome, "delivered (200), attempt \(attempt.count + 1)")])
             if job.isTerminal, case .channel(let key) = job.target, let channelID {
                 await closeChannel(job: job, key: key, channelID: channelID, client: client)
             }
+            return [trace(job, .apnsOutcome, "delivered (200), attempt \(attempt.count + 1)")]
 
         case .tokenUnregistered(let unregisteredAt):
             guard case .device(let token, _) = job.target else {
-                try await deadLetter(body: body, job: job, attempt: attempt, reason: .apns("Unregistered"),
-                                     message: "APNs answered 410 to a broadcast")
-                return
+                return try await deadLetter(body: body, job: job, attempt: attempt, reason: .apns("Unregistered"),
+                                            message: "APNs answered 410 to a broadcast")
             }
             // Keeps a token the app registered again after APNs saw it go away.
             let deleted = try await store.deleteToken(token, registeredBefore: unregisteredAt ?? attempt.now.date)
             metrics.finished("unregistered", reason: "Unregistered")
-            await traces.append([trace(job, .apnsOutcome, "410 Unregistered; \(deleted) registration(s) of \(job.target.logDescription) deleted")])
+            return [trace(job, .apnsOutcome, "410 Unregistered; \(deleted) registration(s) of \(job.target.logDescription) deleted")]
 
         case .tokenRejected(let reason):
             if case .device(let token, _) = job.target {
                 _ = try await store.deleteToken(token)
             }
-            try await deadLetter(body: body, job: job, attempt: attempt, reason: reason,
-                                 message: "APNs rejected \(job.target.logDescription) (\(reason)); the token was deleted")
+            return try await deadLetter(body: body, job: job, attempt: attempt, reason: reason,
+                                        message: "APNs rejected \(job.target.logDescription) (\(reason)); the token was deleted")
 
         case .throttled:
             guard case .device(let token, _) = job.target else {
-                try await retry(.after(attempt: attempt.count, tiers: tiers), body: body, messageID: messageID,
-                                job: job, attempt: attempt, reason: "TooManyRequests")
-                return
+                return try await retry(.after(attempt: attempt.count, tiers: tiers), body: body, messageID: messageID,
+                                       job: job, attempt: attempt, reason: "TooManyRequests")
             }
             let wait = backoff.throttled(token)
-            try await retry(.after(attempt: attempt.count, tiers: tiers, atLeast: wait), body: body, messageID: messageID,
+            return try await retry(.after(attempt: attempt.count, tiers: tiers, atLeast: wait), body: body, messageID: messageID,
                             job: job, attempt: attempt, reason: "TooManyRequests")
 
         case .retry(let reason):
-            try await retry(.after(attempt: attempt.count, tiers: tiers), body: body, messageID: messageID,
+            return try await retry(.after(attempt: attempt.count, tiers: tiers), body: body, messageID: messageID,
                             job: job, attempt: attempt, reason: reason)
 
         case .deadLetter(let reason, let message):
-            try await deadLetter(body: body, job: job, attempt: attempt, reason: reason, message: message)
+            return try await deadLetter(body: body, job: job, attempt: attempt, reason: reason, message: message)
         }
     }
 
     private func retry(
         _ plan: RetryPlan, body: Data, messageID: String?, job: PushJob, attempt: Attempt, reason: String
-    ) async throws {
+    ) async throws -> [TraceEntry] {
         switch plan {
         case .tier(let tier, let nextAttempt):
-            async let traced: Void = traces.append([
-                trace(job, .apnsOutcome, "\(reason); attempt \(nextAttempt + 1) after tier \(tier.name)")
-            ])
             try await publisher.retry(
                 body: body, messageID: messageID, tier: tier, attempt: nextAttempt, firstAttemptAt: attempt.firstAt
             )
-            await traced
             metrics.retried(tier: tier.name)
             metrics.finished("retried", reason: tier.name)
+            return [trace(job, .apnsOutcome, "\(reason); attempt \(nextAttempt + 1) after tier \(tier.name)")]
         case .exhausted(let attempts):
-            try await deadLetter(
+            return try await deadLetter(
                 body: body, job: job, attempt: Attempt(count: attempts - 1, firstAt: attempt.firstAt, now: attempt.now),
                 reason: .retriesExhausted, message: "still failing after \(attempts) attempts; last: \(reason)"
             )
@@ -237,15 +229,13 @@ struct PushJobHandler: Sendable {
 
     private func deadLetter(
         body: Data, job: PushJob?, attempt: Attempt, reason: DeadLetterReason, message: String
-    ) async throws {
+    ) async throws -> [TraceEntry] {
         let letter = DeadLetter(
             reason: reason, message: message, originalBody: body, attempts: attempt.count + 1,
             firstAttemptAt: attempt.firstAt, lastAttemptAt: attempt.now,
             domain: job?.domain, activityId: job?.activityId, eventId: job?.eventId, jobId: job?.jobId
         )
-        async let traced: Void = traces.append(job.map { [trace($0, .deadLettered, "\(reason): \(message)")] } ?? [])
         try await publisher.deadLetter(letter)
-        await traced
         metrics.deadLettered(reason: reason.rawValue)
         metrics.finished("dead-lettered", reason: reason.rawValue)
         logger.notice(
@@ -257,6 +247,7 @@ struct PushJobHandler: Sendable {
                 "push.target": "\(job?.target.logDescription ?? "-")",
             ]
         )
+        return job.map { [trace($0, .deadLettered, "\(reason): \(message)")] } ?? []
     }
 
     private func closeChannel(job: PushJob, key: String, channelID: String, client: APNsClient) async {

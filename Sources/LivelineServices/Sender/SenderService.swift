@@ -95,8 +95,8 @@ public final class SenderService: Service {
                 await sendAll(from: consumer)
                 watcher.cancelAll()
             }
-            // Every handler awaited its own trace commit before acking, so stopping the
-            // ticker loses nothing.
+            // Every handler has left its trace entries and its ack with the writer; the
+            // ticker's last flush commits them and acks before run() returns.
             traces.finish()
             try await background.waitForAll()
         }

@@ -3,17 +3,23 @@ import Logging
 import LivelineStore
 import Synchronization
 
-/// Appends trace entries in group commits: every caller adds its entry and awaits the
-/// commit that carries it, and one transaction carries every entry that arrived in the
-/// last few milliseconds. One transaction per push would cap the sender at the store's
-/// commit rate; one per batch makes tracing nearly free.
+/// Appends trace entries in group commits: every caller adds its entries with what must
+/// follow their commit (the job's ack), and one transaction carries every entry that
+/// arrived in the last few milliseconds. One transaction per push would cap the sender at
+/// the store's commit rate; one per batch makes tracing nearly free.
+///
+/// Callers do not wait for the commit: the follow-up runs after it instead. A send slot
+/// held through the commit left fewer sends working, and a task suspended per push cost
+/// a wake-up each.
 ///
 /// A batch is committed when it reaches `batchSize` entries (by the caller that filled
 /// it) or when ``run()`` finds it waiting at its next tick.
 final class TraceWriter: Sendable {
+    typealias Committed = @Sendable () -> Void
+
     private struct State {
         var pending: [TraceEntry] = []
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var followUps: [Committed] = []
         var finished = false
     }
 
@@ -32,25 +38,22 @@ final class TraceWriter: Sendable {
         self.logger = logger
     }
 
-    /// Appends `entries` and returns once they are committed (or their commit failed,
-    /// which is logged and counted: a trace is for people, and failing the push because
-    /// its trace line could not be written would resend a push APNs already took).
-    func append(_ entries: [TraceEntry]) async {
-        guard !entries.isEmpty else { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let batch: (entries: [TraceEntry], waiters: [CheckedContinuation<Void, Never>])? = state.withLock { state in
-                state.pending.append(contentsOf: entries)
-                state.waiters.append(continuation)
-                // After finish() there is no ticker any more, so every caller commits its own.
-                guard state.pending.count >= batchSize || state.finished else { return nil }
-                return Self.take(&state)
-            }
-            if let batch {
-                // Commit on a fresh task so this caller's continuation is not resumed from
-                // inside its own closure, and the caller that filled the batch does not
-                // block the others' executor.
-                Task { await self.commit(batch.entries, batch.waiters) }
-            }
+    /// Appends `entries` and calls `committed` once they are committed, or their commit
+    /// failed (which is logged and counted: a trace is for people, and failing the push
+    /// because its trace line could not be written would resend a push APNs already took).
+    /// Without entries, `committed` runs at once.
+    func append(_ entries: [TraceEntry], then committed: @escaping Committed) {
+        guard !entries.isEmpty else { return committed() }
+        let batch: (entries: [TraceEntry], followUps: [Committed])? = state.withLock { state in
+            state.pending.append(contentsOf: entries)
+            state.followUps.append(committed)
+            // After finish() there is no ticker any more, so every caller commits its own.
+            guard state.pending.count >= batchSize || state.finished else { return nil }
+            return Self.take(&state)
+        }
+        if let batch {
+            // Commit on a task of its own so the caller that filled the batch goes on.
+            Task { await self.commit(batch.entries, batch.followUps) }
         }
     }
 
@@ -78,19 +81,19 @@ final class TraceWriter: Sendable {
     /// Commits whatever waits now.
     func flush() async {
         let batch = state.withLock { Self.take(&$0) }
-        guard !batch.waiters.isEmpty else { return }
-        await commit(batch.entries, batch.waiters)
+        guard !batch.followUps.isEmpty else { return }
+        await commit(batch.entries, batch.followUps)
     }
 
-    private static func take(_ state: inout State) -> (entries: [TraceEntry], waiters: [CheckedContinuation<Void, Never>]) {
+    private static func take(_ state: inout State) -> (entries: [TraceEntry], followUps: [Committed]) {
         defer {
             state.pending = []
-            state.waiters = []
+            state.followUps = []
         }
-        return (state.pending, state.waiters)
+        return (state.pending, state.followUps)
     }
 
-    private func commit(_ entries: [TraceEntry], _ waiters: [CheckedContinuation<Void, Never>]) async {
+    private func commit(_ entries: [TraceEntry], _ followUps: [Committed]) async {
         do {
             try await store.appendTrace(entries)
         } catch {
@@ -100,6 +103,6 @@ final class TraceWriter: Sendable {
                 metadata: ["trace.entries": "\(entries.count)", "error": "\(error)"]
             )
         }
-        for waiter in waiters { waiter.resume() }
+        for followUp in followUps { followUp() }
     }
 }

@@ -1,0 +1,68 @@
+import Foundation
+import LivelineStore
+import LivelineStoreTestSupport
+import Logging
+import Synchronization
+import Testing
+
+@testable import LivelineServices
+
+/// The sender acks a job in the follow-up of its trace entry, so "acked" must imply
+/// "traced": the follow-up runs only once the entry is committed.
+@Suite("Sender trace writer")
+struct TraceWriterTests {
+    static func entry(_ activityID: String) -> TraceEntry {
+        TraceEntry(activityID: activityID, at: Date(), kind: .apnsOutcome, detail: "delivered (200), attempt 1")
+    }
+
+    static func writer(_ store: any SenderStore, batchSize: Int) -> TraceWriter {
+        // An hour between ticks: only a full batch, flush() or finish() commits.
+        TraceWriter(store: store, interval: .seconds(3_600), batchSize: batchSize, metrics: SenderMetrics(), logger: Logger(label: "test"))
+    }
+
+    /// Waits up to 5 s for `condition`.
+    static func eventually(_ condition: () -> Bool) async throws {
+        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    @Test("follow-ups run after the commit that carries their entries, and not before")
+    func followUpsFollowTheCommit() async throws {
+        try await SQLiteTestDatabase.withStore { store in
+            let writer = Self.writer(store, batchSize: 3)
+            let acked = Mutex<[String]>([])
+            for id in ["r-1", "r-2"] {
+                writer.append([Self.entry(id)]) { acked.withLock { $0.append(id) } }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(acked.withLock { $0 }.isEmpty, "nothing is committed below the batch size")
+            #expect(try await store.trace(activityID: "r-1", limit: 10).isEmpty)
+
+            writer.append([Self.entry("r-3")]) { acked.withLock { $0.append("r-3") } }
+            try await Self.eventually { acked.withLock { $0.count } == 3 }
+            #expect(acked.withLock { Set($0) } == ["r-1", "r-2", "r-3"])
+            for id in ["r-1", "r-2", "r-3"] {
+                #expect(try await store.trace(activityID: id, limit: 10).map(\.detail) == ["delivered (200), attempt 1"])
+            }
+        }
+    }
+
+    @Test("flush commits what waits; after finish every append commits on its own; no entries, no wait")
+    func flushFinishAndEmpty() async throws {
+        try await SQLiteTestDatabase.withStore { store in
+            let writer = Self.writer(store, batchSize: 1_000)
+            let acked = Mutex<[String]>([])
+            writer.append([]) { acked.withLock { $0.append("empty") } }
+            #expect(acked.withLock { $0 } == ["empty"])
+
+            writer.append([Self.entry("r-1")]) { acked.withLock { $0.append("r-1") } }
+            await writer.flush()
+            #expect(acked.withLock { $0 } == ["empty", "r-1"])
+
+            writer.finish()
+            writer.append([Self.entry("r-2")]) { acked.withLock { $0.append("r-2") } }
+            try await Self.eventually { acked.withLock { $0.count } == 3 }
+            #expect(acked.withLock { $0 } == ["empty", "r-1", "r-2"])
+            #expect(try await store.trace(activityID: "r-2", limit: 10).count == 1)
+        }
+    }
+}
