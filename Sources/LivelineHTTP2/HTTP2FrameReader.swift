@@ -39,12 +39,7 @@ package struct HTTP2FrameReader {
     package mutating func next() throws(HTTP2Wire.ErrorCode) -> Event? {
         guard var bytes = buffer else { return nil }
         buffer = nil
-        defer {
-            if bytes.readableBytes > 0 {
-                bytes.discardReadBytes()
-                buffer = bytes
-            }
-        }
+        defer { if bytes.readableBytes > 0 { buffer = bytes } }
         if awaitsPreface {
             guard let preface = bytes.readBytes(length: HTTP2Wire.clientPreface.count) else { return nil }
             guard preface == HTTP2Wire.clientPreface else { throw .protocolError }
@@ -53,7 +48,15 @@ package struct HTTP2FrameReader {
         while true {
             let frame: HTTP2Wire.Frame
             switch HTTP2Wire.readFrame(from: &bytes, maximumLength: HTTP2Wire.defaultMaximumFrameSize) {
-            case .needMoreBytes: return nil
+            case .needMoreBytes:
+                // Keep only the partial frame. The frames handed out share the read buffer's
+                // storage, so compacting it in place would copy all of it, on every read.
+                if bytes.readableBytes > 0 {
+                    var rest = ByteBufferAllocator().buffer(capacity: max(bytes.readableBytes, 4_096))
+                    rest.writeBuffer(&bytes)
+                    bytes = rest
+                }
+                return nil
             case .tooLarge: throw .frameSizeError
             case .frame(let read): frame = read
             }
