@@ -149,7 +149,7 @@ extension PushJob {
         }
 
         typealias F = Fields
-        guard let apnsId = UUID(uuidString: try F.string(fields.apnsId, "apnsId")) else {
+        guard let apnsId = UUID(hyphenated: try F.string(fields.apnsId, "apnsId")) else {
             throw F.invalid("apnsId", "is not a UUID")
         }
         guard let payload = Data(base64Encoded: try F.string(fields.payload, "payload")) else {

@@ -122,6 +122,7 @@ struct PushJobTests {
                 return error.description
             }
         }
+        #expect(try reason { $0["apnsId"] = "6ba7b810-9dad-11d1-80b4-00c04fd430c" } == "apnsId is not a UUID")
         #expect(try reason { $0["priority"] = 7 } == "priority is not 5 or 10")
         #expect(try reason { $0["payload"] = "not base64!" } == "payload is not base64")
         #expect(try reason { $0["eventTime"] = 12 } == "eventTime is not a string")
@@ -143,5 +144,22 @@ struct PushJobTests {
         #expect(!assigned.supersedes(tick))
         #expect(end.supersedes(tick))
         #expect(!tick.supersedes(end))
+    }
+
+    @Test func hyphenatedUUIDParsingMatchesFoundation() {
+        for _ in 0..<200 {
+            let uuid = UUID()
+            #expect(UUID(hyphenated: uuid.uuidString) == uuid)
+            #expect(UUID(hyphenated: uuid.uuidString.lowercased()) == uuid)
+        }
+        let valid = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
+        for text in [
+            "", valid.replacingOccurrences(of: "-", with: ""), String(valid.dropLast()), valid + "0",
+            valid.replacingOccurrences(of: "b810-", with: "b8100"), valid.replacingOccurrences(of: "c8", with: "cg"),
+            "6ba7b810-9dad-11d1-80b4-00c04fd430c\u{e9}",
+        ] {
+            #expect(UUID(hyphenated: text) == nil, "\(text)")
+            #expect(UUID(uuidString: text) == nil, "Foundation agrees about \(text)")
+        }
     }
 }

@@ -27,9 +27,11 @@ final class TokenBackoff: Sendable {
     }
 
     /// The time left before `token` may be sent to again, or nil if it may be sent now.
-    func remaining(for token: String, now: ContinuousClock.Instant = .now) -> Duration? {
+    func remaining(for token: String, now: ContinuousClock.Instant? = nil) -> Duration? {
         state.withLock { state in
-            guard let entry = state.entries[token] else { return nil }
+            // Most of the time no token is throttled: no hashing and no clock read then.
+            guard !state.entries.isEmpty, let entry = state.entries[token] else { return nil }
+            let now = now ?? .now
             return entry.until > now ? entry.until - now : nil
         }
     }
