@@ -275,13 +275,18 @@ final class SimulatorCore: Sendable {
         guard authorization.hasPrefix("bearer ") || authorization.hasPrefix("Bearer ") else {
             return "InvalidProviderToken"
         }
-        let jwt = String(authorization.dropFirst("bearer ".count))
-        var verdict = state.withLockedValue { $0.tokenVerdicts[jwt] }
+        // Nearly every request carries the same token as the one before: compare, not hash.
+        var verdict = state.withLockedValue { state in
+            state.lastToken?.authorization == authorization ? state.lastToken?.verdict : nil
+        }
         if verdict == nil {
-            let fresh = verifier.verify(jwt: jwt)
+            let jwt = String(authorization.dropFirst("bearer ".count))
+            let known = state.withLockedValue { $0.tokenVerdicts[jwt] }
+            let fresh = known ?? verifier.verify(jwt: jwt)
             state.withLockedValue { state in
                 if state.tokenVerdicts.count > 10_000 { state.tokenVerdicts.removeAll() }
                 state.tokenVerdicts[jwt] = fresh
+                state.lastToken = (authorization, fresh)
             }
             verdict = fresh
         }

@@ -27,6 +27,8 @@ struct SimulatorState: Sendable {
     var randomFaults: [(fault: APNsSimulatorFault, probability: Double)] = []
     var statistics = APNsSimulatorStatistics()
     var tokenVerdicts: [String: ProviderTokenVerifier.Verdict] = [:]
+    /// The last `authorization` value seen and its verdict: the common case, checked first.
+    var lastToken: (authorization: String, verdict: ProviderTokenVerifier.Verdict)?
     var goAwayConnectionsUsed = 0
 
     /// The fault that applies to this request, consuming one use of a counted device fault.

@@ -271,7 +271,7 @@ public final class APNsClient: Sendable {
         while true {
             let token = tokenSigner.currentToken()
             var request = HTTP2Request(headers: headers, body: body)
-            request.headers.add(name: "authorization", value: "bearer " + token.jwt, indexing: .indexable)
+            request.headers.add(name: "authorization", value: token.authorization, indexing: .indexable)
 
             let connection: HTTP2Connection
             do {

@@ -9,6 +9,14 @@ public struct APNsProviderToken: Sendable, Hashable, CustomStringConvertible {
     public let jwt: String
     /// The `iat` claim.
     public let issuedAt: Date
+    /// The `authorization` header value, built once per token rather than once per push.
+    public let authorization: String
+
+    public init(jwt: String, issuedAt: Date) {
+        self.jwt = jwt
+        self.issuedAt = issuedAt
+        self.authorization = "bearer " + jwt
+    }
 
     public var description: String { "APNsProviderToken(issuedAt: \(issuedAt), jwt: <redacted>)" }
 }
