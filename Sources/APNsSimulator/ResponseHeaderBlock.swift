@@ -27,7 +27,7 @@ enum ResponseHeaderBlock {
     }
 
     /// RFC 7541 §5.1 integer with an N-bit prefix.
-    static func writeInteger(_ value: Int, prefixBits: Int, flags: UInt8, to buffer: inout ByteBuffer) {
+    private static func writeInteger(_ value: Int, prefixBits: Int, flags: UInt8, to buffer: inout ByteBuffer) {
         let limit = (1 << prefixBits) - 1
         guard value >= limit else {
             buffer.writeInteger(flags | UInt8(value))

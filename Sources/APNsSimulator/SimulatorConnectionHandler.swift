@@ -43,8 +43,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     /// Set once this connection sent GOAWAY: streams above it are ignored (not processed), as APNs does.
     private var goAwayLastStreamID: UInt32?
 
-    private var clientMaximumFrameSize = HTTP2Wire.defaultMaximumFrameSize
-    private var sendWindows = HTTP2SendWindows()
+    private var outbound = HTTP2Outbound()
     private var receiveCredit = HTTP2ReceiveCredit(streamWindow: receiveWindow)
 
     /// The receive window granted to each stream and, once raised at start, to the connection.
@@ -105,14 +104,15 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         case .rstStream:
             // A stream the client reset (e.g. its timeout) is forgotten, with any answer still queued.
             streams.removeValue(forKey: frame.streamID)
-            sendWindows.close(frame.streamID)
+            outbound.close(frame.streamID)
         case .settings:
-            receiveSettings(frame, context: context)
+            // The header table size does not matter here: answers never use the dynamic table.
+            do { _ = try outbound.receiveSettings(frame, to: &output) } catch { connectionError(error, context: context) }
         case .ping:
             guard frame.streamID == 0, frame.payload.readableBytes == 8 else { return connectionError(.frameSizeError, context: context) }
             if !frame.has(HTTP2Wire.Flag.ack) { HTTP2Wire.writePingAcknowledgement(frame.payload, to: &output) }
         case .windowUpdate:
-            receiveWindowUpdate(frame, context: context)
+            do { try outbound.receiveWindowUpdate(frame, to: &output) } catch { connectionError(error, context: context) }
         case .pushPromise:
             // Clients never push.
             connectionError(.protocolError, context: context)
@@ -171,40 +171,6 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         if frame.has(HTTP2Wire.Flag.endStream) { respond(frame.streamID, context: context) }
     }
 
-    private func receiveSettings(_ frame: HTTP2Wire.Frame, context: ChannelHandlerContext) {
-        guard frame.streamID == 0 else { return connectionError(.protocolError, context: context) }
-        if frame.has(HTTP2Wire.Flag.ack) { return }
-        var payload = frame.payload
-        guard payload.readableBytes % 6 == 0 else { return connectionError(.frameSizeError, context: context) }
-        while let identifier = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
-            switch HTTP2Wire.Setting(rawValue: identifier) {
-            case .initialWindowSize:
-                guard value <= 0x7FFF_FFFF, sendWindows.setInitialStreamWindow(Int(value)) else {
-                    return connectionError(.flowControlError, context: context)
-                }
-            case .maxFrameSize:
-                guard (16_384...16_777_215).contains(value) else { return connectionError(.protocolError, context: context) }
-                clientMaximumFrameSize = Int(value)
-            default:
-                // The header table size does not matter: answers never use the dynamic table.
-                break
-            }
-        }
-        HTTP2Wire.writeSettingsAcknowledgement(to: &output)
-        sendWindows.sendWaiting(maximumFrameSize: clientMaximumFrameSize, to: &output)
-    }
-
-    private func receiveWindowUpdate(_ frame: HTTP2Wire.Frame, context: ChannelHandlerContext) {
-        var payload = frame.payload
-        guard payload.readableBytes == 4, let raw = payload.readInteger(as: UInt32.self) else {
-            return connectionError(.frameSizeError, context: context)
-        }
-        guard sendWindows.windowUpdate(streamID: frame.streamID, increment: Int(raw & 0x7FFF_FFFF)) else {
-            return connectionError(.flowControlError, context: context)
-        }
-        sendWindows.sendWaiting(maximumFrameSize: clientMaximumFrameSize, to: &output)
-    }
-
     /// Ends the connection after a protocol violation, as RFC 9113 §5.4.1 says: GOAWAY, then close.
     ///
     /// The close waits a moment while input is read and dropped: closing a socket with unread input
@@ -258,14 +224,12 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         var block = context.channel.allocator.buffer(capacity: 64)
         ResponseHeaderBlock.write(status: reply.status, headers: headers, to: &block)
         HTTP2Wire.writeHeaders(
-            block, streamID: streamID, endStream: body.isEmpty, maximumFrameSize: clientMaximumFrameSize, to: &output
+            block, streamID: streamID, endStream: body.isEmpty, maximumFrameSize: outbound.maximumFrameSize, to: &output
         )
         if !body.isEmpty {
             // The window starts now: a client has no reason to widen it before the answer begins.
-            sendWindows.open(streamID)
-            sendWindows.send(
-                context.channel.allocator.buffer(bytes: body), streamID: streamID, maximumFrameSize: clientMaximumFrameSize, to: &output
-            )
+            outbound.open(streamID)
+            outbound.send(context.channel.allocator.buffer(bytes: body), streamID: streamID, to: &output)
         }
     }
 

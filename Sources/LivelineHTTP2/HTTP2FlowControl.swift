@@ -1,13 +1,16 @@
 import NIOCore
 
-/// Flow control for the DATA an endpoint sends (RFC 9113 §6.9): each message body goes out as far as
-/// the connection's and its stream's windows allow; the rest waits, in order, for WINDOW_UPDATE.
-package struct HTTP2SendWindows {
+/// What the peer lets this endpoint send (RFC 9113 §6.5, §6.9): its frame size, and flow control
+/// for DATA. Each message body goes out as far as the connection's and its stream's windows allow;
+/// the rest waits, in order, for WINDOW_UPDATE or a larger initial window.
+package struct HTTP2Outbound {
     private struct Waiting {
         var streamID: UInt32
         var data: ByteBuffer
     }
 
+    /// The peer's SETTINGS_MAX_FRAME_SIZE: no frame sent may carry more.
+    package private(set) var maximumFrameSize = HTTP2Wire.defaultMaximumFrameSize
     private var connectionWindow = HTTP2Wire.defaultWindowSize
     private var initialStreamWindow = HTTP2Wire.defaultWindowSize
     /// Streams that may still send DATA, with their windows.
@@ -21,43 +24,72 @@ package struct HTTP2SendWindows {
         streamWindows[streamID] = initialStreamWindow
     }
 
-    /// Forgets a stream that was reset, with whatever of its body still waits.
+    /// Forgets a stream that was reset or answered, with whatever of its body still waits.
     package mutating func close(_ streamID: UInt32) {
         guard streamWindows.removeValue(forKey: streamID) != nil else { return }
         waiting.removeAll { $0.streamID == streamID }
     }
 
-    /// The peer's SETTINGS_INITIAL_WINDOW_SIZE, which moves every open stream's window by the change.
-    /// Returns `false` when a window would exceed 2^31-1 (a flow-control error).
-    package mutating func setInitialStreamWindow(_ size: Int) -> Bool {
-        let delta = size - initialStreamWindow
-        initialStreamWindow = size
-        for streamID in streamWindows.keys {
-            streamWindows[streamID]! += delta
-            if streamWindows[streamID]! > Int(Int32.max) { return false }
+    /// Applies the peer's SETTINGS: the initial stream window (which moves every open stream's
+    /// window by the change) and the frame size. Writes the acknowledgement, and what the new
+    /// windows let through, to `buffer`. Returns every known setting, for the caller's own use;
+    /// none for an acknowledgement. Throws the connection error for a malformed frame or value.
+    package mutating func receiveSettings(
+        _ frame: HTTP2Wire.Frame, to buffer: inout ByteBuffer
+    ) throws(HTTP2Wire.ErrorCode) -> [(HTTP2Wire.Setting, Int)] {
+        guard frame.streamID == 0 else { throw .protocolError }
+        if frame.has(HTTP2Wire.Flag.ack) { return [] }
+        var payload = frame.payload
+        guard payload.readableBytes % 6 == 0 else { throw .frameSizeError }
+        var settings: [(HTTP2Wire.Setting, Int)] = []
+        while let identifier = payload.readInteger(as: UInt16.self), let raw = payload.readInteger(as: UInt32.self) {
+            guard let setting = HTTP2Wire.Setting(rawValue: identifier) else { continue }  // unknown: ignored (§6.5.2)
+            let value = Int(raw)
+            switch setting {
+            case .initialWindowSize:
+                guard value <= Int(Int32.max) else { throw .flowControlError }
+                let delta = value - initialStreamWindow
+                initialStreamWindow = value
+                for streamID in streamWindows.keys {
+                    streamWindows[streamID]! += delta
+                    if streamWindows[streamID]! > Int(Int32.max) { throw .flowControlError }
+                }
+            case .maxFrameSize:
+                guard (16_384...16_777_215).contains(value) else { throw .protocolError }
+                maximumFrameSize = value
+            default:
+                break
+            }
+            settings.append((setting, value))
         }
-        return true
+        HTTP2Wire.writeSettingsAcknowledgement(to: &buffer)
+        sendWaiting(to: &buffer)
+        return settings
     }
 
-    /// A WINDOW_UPDATE from the peer (stream 0: the connection). Returns `false` on overflow.
-    package mutating func windowUpdate(streamID: UInt32, increment: Int) -> Bool {
-        if streamID == 0 {
+    /// Applies a WINDOW_UPDATE (stream 0: the connection) and writes what it lets through.
+    package mutating func receiveWindowUpdate(_ frame: HTTP2Wire.Frame, to buffer: inout ByteBuffer) throws(HTTP2Wire.ErrorCode) {
+        var payload = frame.payload
+        guard payload.readableBytes == 4, let raw = payload.readInteger(as: UInt32.self) else { throw .frameSizeError }
+        let increment = Int(raw & 0x7FFF_FFFF)
+        if frame.streamID == 0 {
             connectionWindow += increment
-            return connectionWindow <= Int(Int32.max)
+            guard connectionWindow <= Int(Int32.max) else { throw .flowControlError }
+        } else if let window = streamWindows[frame.streamID] {  // else a stream already done
+            guard window + increment <= Int(Int32.max) else { throw .flowControlError }
+            streamWindows[frame.streamID] = window + increment
         }
-        guard let window = streamWindows[streamID] else { return true }  // a stream already done
-        streamWindows[streamID] = window + increment
-        return window + increment <= Int(Int32.max)
+        sendWaiting(to: &buffer)
     }
 
     /// Queues a stream's whole body (ending the stream) and sends what the windows allow.
-    package mutating func send(_ body: ByteBuffer, streamID: UInt32, maximumFrameSize: Int, to buffer: inout ByteBuffer) {
+    package mutating func send(_ body: ByteBuffer, streamID: UInt32, to buffer: inout ByteBuffer) {
         waiting.append(Waiting(streamID: streamID, data: body))
-        sendWaiting(maximumFrameSize: maximumFrameSize, to: &buffer)
+        sendWaiting(to: &buffer)
     }
 
-    /// Sends waiting bodies as far as the windows allow, oldest first; call after windows grew.
-    package mutating func sendWaiting(maximumFrameSize: Int, to buffer: inout ByteBuffer) {
+    /// Sends waiting bodies as far as the windows allow, oldest first.
+    private mutating func sendWaiting(to buffer: inout ByteBuffer) {
         var index = 0
         while index < waiting.count, connectionWindow > 0 {
             var pending = waiting[index]

@@ -42,8 +42,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     private var reader = HTTP2FrameReader(server: false)
     /// Frames written go out together at the end of a submission or a read burst.
     private var output = ByteBuffer()
-    private var serverMaximumFrameSize = HTTP2Wire.defaultMaximumFrameSize
-    private var sendWindows = HTTP2SendWindows()
+    private var outbound = HTTP2Outbound()
     private var receiveCredit = HTTP2ReceiveCredit(streamWindow: receiveWindow)
     private var pingTask: RepeatedTask?
     private var sweepTask: RepeatedTask?
@@ -148,10 +147,10 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             nextStreamID += 2
             inFlight[streamID] = InFlight(continuation: continuation, deadline: deadline)
             let body = request.body.flatMap { $0.readableBytes > 0 ? $0 : nil }
-            HTTP2Wire.writeHeaders(block, streamID: streamID, endStream: body == nil, maximumFrameSize: serverMaximumFrameSize, to: &output)
+            HTTP2Wire.writeHeaders(block, streamID: streamID, endStream: body == nil, maximumFrameSize: outbound.maximumFrameSize, to: &output)
             if let body {
-                sendWindows.open(streamID)
-                sendWindows.send(body, streamID: streamID, maximumFrameSize: serverMaximumFrameSize, to: &output)
+                outbound.open(streamID)
+                outbound.send(body, streamID: streamID, to: &output)
             }
         }
         flush()
@@ -164,7 +163,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     private func complete(_ streamID: UInt32) {
         guard let request = inFlight.removeValue(forKey: streamID) else { return }
         // The server may answer before it read the whole body (an early 413): stop sending the rest.
-        sendWindows.close(streamID)
+        outbound.close(streamID)
         guard let status = request.status else {
             request.continuation.resume(throwing: HTTP2TransportFailure.interrupted("response without :status"))
             return
@@ -174,7 +173,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
 
     private func fail(_ streamID: UInt32, resetCode: HTTP2Wire.ErrorCode?) {
         guard let request = inFlight.removeValue(forKey: streamID) else { return }
-        sendWindows.close(streamID)
+        outbound.close(streamID)
         request.continuation.resume(throwing: failure(for: streamID, resetCode: resetCode))
     }
 
@@ -197,7 +196,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             if let request = inFlight.removeValue(forKey: streamID) {
                 request.continuation.resume(throwing: HTTP2TransportFailure.interrupted("no response in time"))
             }
-            sendWindows.close(streamID)
+            outbound.close(streamID)
             HTTP2Wire.writeResetStream(streamID, code: .cancel, to: &output)
         }
         flush()
@@ -264,12 +263,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             guard let last = payload.readInteger(as: UInt32.self) else { return connectionError(.frameSizeError) }
             receiveGoAway(lastStreamID: last & 0x7FFF_FFFF)
         case .windowUpdate:
-            var payload = frame.payload
-            guard let raw = payload.readInteger(as: UInt32.self) else { return connectionError(.frameSizeError) }
-            guard sendWindows.windowUpdate(streamID: frame.streamID, increment: Int(raw & 0x7FFF_FFFF)) else {
-                return connectionError(.flowControlError)
-            }
-            sendWindows.sendWaiting(maximumFrameSize: serverMaximumFrameSize, to: &output)
+            do { try outbound.receiveWindowUpdate(frame, to: &output) } catch { connectionError(error) }
         case .pushPromise:
             // We said SETTINGS_ENABLE_PUSH = 0.
             connectionError(.protocolError)
@@ -298,31 +292,25 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     }
 
     private func receiveSettings(_ frame: HTTP2Wire.Frame) {
-        guard frame.streamID == 0 else { return connectionError(.protocolError) }
+        let settings: [(HTTP2Wire.Setting, Int)]
+        do {
+            settings = try outbound.receiveSettings(frame, to: &output)
+        } catch {
+            return connectionError(error)
+        }
         if frame.has(HTTP2Wire.Flag.ack) { return }
-        var payload = frame.payload
-        guard payload.readableBytes % 6 == 0 else { return connectionError(.frameSizeError) }
         var advertisedStreams: Int?
-        while let identifier = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
-            switch HTTP2Wire.Setting(rawValue: identifier) {
+        for (setting, value) in settings {
+            switch setting {
             case .maxConcurrentStreams:
-                advertisedStreams = Int(value)
-            case .initialWindowSize:
-                guard value <= 0x7FFF_FFFF, sendWindows.setInitialStreamWindow(Int(value)) else {
-                    return connectionError(.flowControlError)
-                }
-            case .maxFrameSize:
-                guard (16_384...16_777_215).contains(value) else { return connectionError(.protocolError) }
-                serverMaximumFrameSize = Int(value)
+                advertisedStreams = value
             case .headerTableSize:
                 // Our encoder's table may not be larger than the server's decoder allows.
-                try? encoder.setDynamicTableSize(min(Int(value), HPACKEncoder.defaultDynamicTableSize))
+                try? encoder.setDynamicTableSize(min(value, HPACKEncoder.defaultDynamicTableSize))
             default:
                 break
             }
         }
-        HTTP2Wire.writeSettingsAcknowledgement(to: &output)
-        sendWindows.sendWaiting(maximumFrameSize: serverMaximumFrameSize, to: &output)
         guard let connection else { return }
         if !isReady {
             isReady = true
