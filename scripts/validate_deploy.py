@@ -578,25 +578,32 @@ def check_references(where, documents, definitions, cli, keys, report) -> None:
         replicas = cluster["spec"].get("replicas", 1)
         report.check(replicas % 2 == 1, f"{what} has an odd number of nodes (quorum queues)", f"{replicas}")
         pod = cluster["spec"].get("override", {}).get("statefulSet", {}).get("spec", {}).get("template", {}).get("spec", {})
-        for volume in pod.get("volumes", []):
-            for source in volume.get("projected", {}).get("sources", []) + ([volume] if "configMap" in volume else []):
+        volumes = {v["name"]: v for v in pod.get("volumes", [])}
+        imported = []
+        for volume in volumes.values():
+            for source in volume.get("projected", {}).get("sources", []) or [volume]:
                 if "configMap" in source:
                     ref = source["configMap"]["name"]
-                    report.check(ref in configmaps, f"{what} imports ConfigMap {ref}", "not in the render")
-                    topology = configmaps.get(ref, {}).get("data", {})
-                    for key, text in topology.items():
+                    report.check(ref in configmaps, f"{what} mounts ConfigMap {ref}", "not in the render")
+                    for key, text in configmaps.get(ref, {}).get("data", {}).items():
                         try:
-                            json.loads(text)
+                            imported.append(json.loads(text))
                             report.check(True, f"{what} definitions {key} parse")
                         except ValueError as error:
                             report.fail(f"{what} definitions {key}", str(error))
-                    report.check(
-                        any(json.loads(t) == definitions for t in topology.values()),
-                        f"{what} imports deploy/rabbitmq/definitions.json",
-                        "no file of the ConfigMap equals it",
-                    )
                 if "secret" in source:
-                    check_secret(report, what, source["secret"]["name"], [i["key"] for i in source["secret"].get("items", [])])
+                    secret = source["secret"].get("secretName") or source["secret"].get("name")
+                    check_secret(report, what, secret, [i["key"] for i in source["secret"].get("items", [])])
+        for container in pod.get("containers", []):
+            for mount in container.get("volumeMounts", []):
+                volume = volumes.get(mount["name"], {})
+                report.check(bool(volume), f"{what} mounts volume {mount['name']}", "no such volume")
+                if "subPath" in mount and "configMap" in volume:
+                    data = configmaps.get(volume["configMap"]["name"], {}).get("data", {})
+                    report.check(mount["subPath"] in data, f"{what} mounts {mount['subPath']} of ConfigMap {volume['configMap']['name']}", f"keys are {sorted(data)}")
+                if "subPath" in mount and "secret" in volume:
+                    check_secret(report, what, volume["secret"].get("secretName"), [mount["subPath"]])
+        report.check(definitions in imported, f"{what} imports deploy/rabbitmq/definitions.json", "no ConfigMap file it mounts equals it")
         config = cluster["spec"].get("rabbitmq", {}).get("additionalConfig", "")
         report.check("load_definitions" in config, f"{what} loads the definitions at boot", "no load_definitions")
 
