@@ -409,8 +409,15 @@ def validate_compose(root: Path, cli: Command, keys: set[str], report: Report) -
         environment = service.get("environment") or {}
         if isinstance(environment, list):
             environment = dict(item.split("=", 1) for item in environment)
-        for variable in environment:
+        targets = [str(v).split(":")[1] for v in service.get("volumes") or [] if isinstance(v, str) and ":" in str(v)]
+        for variable, value in environment.items():
             check_variable(variable, keys, report, f"compose: {name}")
+            if variable.startswith("LIVELINE_") and variable.endswith("_FILE"):
+                report.check(
+                    any(str(value).startswith(t.rstrip("/") + "/") for t in targets),
+                    f"compose: {name}: {variable} is in a volume the service mounts",
+                    f"{value} is under none of {targets}",
+                )
         test = " ".join(map(str, (service.get("healthcheck") or {}).get("test") or []))
         if name in COMPOSE_HEALTHZ:
             report.check("/healthz" in test, f"compose: {name} healthcheck on /healthz", f"test is {test!r}")
@@ -541,6 +548,19 @@ def check_references(where, documents, definitions, cli, keys, report) -> None:
                 ref = variable.get("valueFrom", {}).get("secretKeyRef")
                 if ref:
                     check_secret(report, cwhat, ref["name"], [ref["key"]])
+            # A role reads every *_FILE setting it is given at start, so each must name a
+            # file the container mounts.
+            environment = {}
+            for source in container.get("envFrom", []):
+                environment.update(configmaps.get(source.get("configMapRef", {}).get("name"), {}).get("data", {}))
+            environment.update({v["name"]: v["value"] for v in container.get("env", []) if "value" in v})
+            for variable, path in sorted(environment.items()):
+                if variable.startswith("LIVELINE_") and variable.endswith("_FILE"):
+                    report.check(
+                        mounts_file(container, volumes, configmaps, path),
+                        f"{cwhat} {variable} names a file the container mounts",
+                        f"{path} is in no volume it mounts",
+                    )
         if name == "liveline-sender":
             mounted = {volumes[m["name"]].get("secret", {}).get("secretName") for c in containers for m in c.get("volumeMounts", []) if m["name"] in volumes}
             report.check("liveline-apns" in mounted, f"{what} mounts the .p8 keys from Secret liveline-apns", "not mounted")
@@ -606,6 +626,34 @@ def check_references(where, documents, definitions, cli, keys, report) -> None:
         report.check(definitions in imported, f"{what} imports deploy/rabbitmq/definitions.json", "no ConfigMap file it mounts equals it")
         config = cluster["spec"].get("rabbitmq", {}).get("additionalConfig", "")
         report.check("load_definitions" in config, f"{what} loads the definitions at boot", "no load_definitions")
+
+
+def mounts_file(container: dict, volumes: dict, configmaps: dict, path: str) -> bool:
+    for mount in container.get("volumeMounts", []):
+        volume = volumes.get(mount["name"], {})
+        root = mount["mountPath"].rstrip("/")
+        if "subPath" in mount:
+            if path == root:
+                return True
+            continue
+        if not path.startswith(root + "/"):
+            continue
+        files = set()
+        sources = volume.get("projected", {}).get("sources", []) or [volume]
+        for source in sources:
+            for kind in ("secret", "configMap"):
+                if kind not in source:
+                    continue
+                items = source[kind].get("items")
+                name = source[kind].get("secretName") or source[kind].get("name")
+                if items:
+                    files.update(i["path"] for i in items)
+                elif kind == "secret":
+                    files.update(EXTERNAL_SECRETS.get(name, set()))
+                else:
+                    files.update(configmaps.get(name, {}).get("data", {}))
+        return path[len(root) + 1:] in files
+    return False
 
 
 def check_secret(report, what, secret, keys) -> None:
@@ -711,6 +759,11 @@ MUTATIONS = [
      "kind: PodDisruptionBudget\nmetadata:\n  name: liveline-translator\nspec:\n",
      "kind: PodDisruptionBudget\nmetadata:\n  name: liveline-translator\nspec:\n  unhealthyPodEvictionPolicy: [Always]\n",
      "kubernetes-validate --strict"),
+    ("a secret file a Deployment does not mount", "deploy/kubernetes/base/sender.yaml",
+     "value: /var/run/secrets/liveline-apns/key.p8", "value: /var/run/secrets/liveline/key.p8", "names a file the container mounts"),
+    ("a secret file a compose service does not mount", "docker-compose.yml",
+     "      LIVELINE_API_JWT_HS256_SECRET_FILE: /run/liveline-secrets/api-jwt-secret\n",
+     "      LIVELINE_API_JWT_HS256_SECRET_FILE: /run/secrets/api-jwt-secret\n", "is in a volume the service mounts"),
     ("a KEDA trigger on a queue the topology lacks", "deploy/kubernetes/base/translator.yaml",
      "queueName: liveline.translate", "queueName: liveline.translator", "watches liveline.translate"),
     ("an option `liveline translator` does not take in a Deployment", "deploy/kubernetes/base/translator.yaml",
