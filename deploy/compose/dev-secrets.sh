@@ -5,8 +5,9 @@
 #   - writes the broker's boot definitions: vhost /, the `liveline` user, then Liveline's
 #     topology (deploy/rabbitmq/definitions.json). RabbitMQ seeds no default user or vhost
 #     when it imports definitions at boot, so the file must carry them;
-#   - removes the APNs simulator's certificate from its previous run, so the sender, which
-#     waits for the file, trusts only the one the simulator writes next.
+#   - removes the APNs simulator's certificate from its previous run (unless a simulator is
+#     still serving), so the sender, which waits for the file, trusts only the one the
+#     simulator writes next.
 # `docker compose run --rm dev-secrets show` prints the logins for the management UI and
 # the api's JWT secret.
 #
@@ -51,7 +52,10 @@ printf 'amqp://liveline:%s@rabbitmq:5672/%%2f\n' "$(cat "$secrets/rabbitmq-passw
 } >"$broker/definitions.json.new"
 mv "$broker/definitions.json.new" "$broker/definitions.json"
 
-rm -f "$simulator/apns-sim.pem"
+# A simulator that still answers (a second `up` that left it running) keeps its certificate.
+if ! timeout 2 bash -c 'exec 3<>/dev/tcp/apns-sim/2197' 2>/dev/null; then
+    rm -f "$simulator/apns-sim.pem"
+fi
 
 chown "$liveline_uid:$liveline_uid" "$secrets"/apns-key.p8 "$secrets"/amqp-url "$secrets"/store-url \
     "$secrets"/api-jwt-secret "$simulator"
