@@ -1,5 +1,9 @@
 /// Why a job or event went to `liveline.dead`. Shared by every layer.
 ///
+/// An update whose stale date passed is not here: it is dropped and counted by a
+/// documented rule (the device would show it as outdated), not dead-lettered. The broker's
+/// own reasons (`delivery_limit`, `rejected`, `expired`) come from `x-death`, not from here.
+///
 /// The raw value is the canonical string stored with the dead letter: the kebab-case
 /// Liveline reasons, or the APNs `reason` verbatim (e.g. `BadDeviceToken`), which is
 /// CamelCase and so never collides with a Liveline reason.
@@ -14,8 +18,10 @@ public enum DeadLetterReason: Hashable, Sendable, RawRepresentable, Codable, Cus
     case schemaMismatch
     /// Transient APNs failures outlasted every retry tier.
     case retriesExhausted
-    /// The job's expiration (stale date) passed before it could be sent.
-    case expired
+    /// A message on the send queue that is not a push job.
+    case invalidJob
+    /// The job's bundle id has no APNs credentials in this deployment.
+    case unknownApp
     /// An APNs rejection, with APNs's reason string.
     case apns(String)
 
@@ -28,7 +34,8 @@ public enum DeadLetterReason: Hashable, Sendable, RawRepresentable, Codable, Cus
         case "invalid-event": self = .invalidEvent
         case "schema-mismatch": self = .schemaMismatch
         case "retries-exhausted": self = .retriesExhausted
-        case "expired": self = .expired
+        case "invalid-job": self = .invalidJob
+        case "unknown-app": self = .unknownApp
         default: self = .apns(rawValue)
         }
     }
@@ -41,7 +48,8 @@ public enum DeadLetterReason: Hashable, Sendable, RawRepresentable, Codable, Cus
         case .invalidEvent: "invalid-event"
         case .schemaMismatch: "schema-mismatch"
         case .retriesExhausted: "retries-exhausted"
-        case .expired: "expired"
+        case .invalidJob: "invalid-job"
+        case .unknownApp: "unknown-app"
         case .apns(let reason): reason
         }
     }

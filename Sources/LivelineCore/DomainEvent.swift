@@ -60,6 +60,14 @@ public struct DomainEvent: Hashable, Sendable {
         set { unique().fields.message = newValue }
     }
 
+    /// The highest priority its pushes may have, when less than the policy's: a replayed
+    /// `over-budget` letter is capped at ``PushPriority/low``, which spends no budget. It comes
+    /// from the message's headers, never from the producer's event.
+    public var priorityCap: PushPriority? {
+        get { storage.fields.priorityCap }
+        set { unique().fields.priorityCap = newValue }
+    }
+
     /// Creates a domain event.
     public init(
         envelope: CloudEvent, domain: String, name: String, activityId: String, userId: String,
@@ -69,7 +77,7 @@ public struct DomainEvent: Hashable, Sendable {
         storage = Storage(Fields(
             envelope: envelope, domain: domain, name: name, activityId: activityId, userId: userId, status: status,
             contentState: contentState, contentStateJSON: contentStateJSON ?? JSONValue.encoded(contentState),
-            attributes: attributes, message: message))
+            attributes: attributes, message: message, priorityCap: nil))
     }
 
     /// The event id (`envelope.id`).
@@ -104,6 +112,7 @@ public struct DomainEvent: Hashable, Sendable {
         var contentStateJSON: Data
         var attributes: JSONValue?
         var message: String?
+        var priorityCap: PushPriority?
     }
 
     /// Changed only through `unique()`, so a box shared between copies never changes.

@@ -1,8 +1,8 @@
 /// The rules that keep pushes in order and inside an activity's life, before any
 /// payload is built.
-enum LifecycleGuard {
+public enum LifecycleGuard {
     /// iOS ends an activity 8 hours after it started.
-    static let lifetimeSeconds: Int64 = 8 * 3_600
+    public static let lifetimeSeconds: Int64 = 8 * 3_600
     /// iOS removes an ended activity at most 4 hours after the end.
     static let maxDismissalSeconds: Int64 = 4 * 3_600
 

@@ -50,6 +50,11 @@ extension Translator {
 
         var style = PushStyle.choose(for: route.event, event: event, previous: activity, policy: configuration.policy)
         notes.append(style.note)
+        if let cap = event.priorityCap, style.priority > cap {
+            style.priority = cap
+            style.alert = nil
+            notes.append("replayed with priority capped at \(cap.rawValue): no alert, no budget spent")
+        }
         let newBudget: BudgetUsage
         switch Self.spendBudget(budget, style: &style, pushEvent: route.event, event: event,
                                 configuration: configuration, preferences: preferences, now: nowTime, notes: &notes) {
@@ -77,7 +82,7 @@ extension Translator {
                 isTerminal: route.event == .end, sequence: event.time.millisecondsSince1970
             )
         }
-        notes.append("\(jobs.count) job(s): \(route.targets.map(\.logDescription).joined(separator: ", "))")
+        notes.append("\(jobs.count) job(s) at priority \(style.priority.rawValue): \(route.targets.map(\.logDescription).joined(separator: ", "))")
         return .send(.init(
             jobs: jobs, newSnapshot: snapshot, newBudget: newBudget,
             consumedPushToStart: route.consumedPushToStart, traceNotes: notes

@@ -49,8 +49,8 @@ struct PrimitivesTests {
     }
 
     @Test func deadLetterReasonStrings() throws {
-        let reasons: [DeadLetterReason] = [.overBudget, .payloadTooLarge, .invalidEvent, .schemaMismatch, .retriesExhausted, .expired, .apns("BadDeviceToken")]
-        #expect(reasons.map(\.rawValue) == ["over-budget", "payload-too-large", "invalid-event", "schema-mismatch", "retries-exhausted", "expired", "BadDeviceToken"])
+        let reasons: [DeadLetterReason] = [.overBudget, .payloadTooLarge, .invalidEvent, .schemaMismatch, .retriesExhausted, .invalidJob, .unknownApp, .apns("BadDeviceToken")]
+        #expect(reasons.map(\.rawValue) == ["over-budget", "payload-too-large", "invalid-event", "schema-mismatch", "retries-exhausted", "invalid-job", "unknown-app", "BadDeviceToken"])
         for reason in reasons {
             #expect(DeadLetterReason(rawValue: reason.rawValue) == reason)
             #expect(try JSONDecoder().decode(DeadLetterReason.self, from: JSONEncoder().encode(reason)) == reason)

@@ -75,9 +75,9 @@ import Testing
             let body = Data(#"{"jobId":"x","not":"a push job"}"#.utf8)
             try await harness.publish(raw: body)
             let (letter, headers) = try #require(try await harness.deadLetters(1).first)
-            #expect(letter.reason == .invalidEvent)
+            #expect(letter.reason == .invalidJob)
             #expect(letter.originalBody == body)
-            #expect(headers["x-liveline-reason"]?.stringValue == "invalid-event")
+            #expect(headers["x-liveline-reason"]?.stringValue == "invalid-job")
         }
     }
 

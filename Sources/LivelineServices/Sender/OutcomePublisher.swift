@@ -31,9 +31,13 @@ struct OutcomePublisher: Sendable {
         )
     }
 
-    /// Sends `deadLetter` to the dead exchange with the headers on-call filters by.
-    func deadLetter(_ deadLetter: DeadLetter) async throws {
-        var headers: AMQPTable = [SenderHeaders.reason: .string(deadLetter.reason.rawValue)]
+    /// Sends `deadLetter` to the dead exchange with the headers on-call filters by, and the
+    /// job's `x-death` history (`deaths`) when it came back from retry tiers.
+    func deadLetter(_ deadLetter: DeadLetter, deaths: AMQPFieldValue? = nil) async throws {
+        var headers: AMQPTable = [
+            SenderHeaders.reason: .string(deadLetter.reason.rawValue), DeadLetterHeaders.source: "sender",
+        ]
+        if let deaths { headers[DeadLetterHeaders.deaths] = deaths }
         if let domain = deadLetter.domain { headers[SenderHeaders.domain] = .string(domain) }
         if let activity = deadLetter.activityId { headers[SenderHeaders.activity] = .string(activity) }
         let body = try JSONEncoder().encode(deadLetter)
@@ -47,7 +51,7 @@ struct OutcomePublisher: Sendable {
                     headers: headers,
                     persistent: true,
                     // A fresh id: the job id is not unique once a replayed job dies again.
-                    messageID: UUID().uuidString
+                    messageID: UUID().uuidString.lowercased()
                 )
             )
         )

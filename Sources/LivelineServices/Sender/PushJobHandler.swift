@@ -30,6 +30,8 @@ struct PushJobHandler: Sendable {
         var count: Int
         var firstAt: EventTime
         var now: EventTime
+        /// The broker's `x-death` history of the delivery (retry tiers it went through).
+        var deaths: AMQPFieldValue? = nil
     }
 
     func handle(_ delivery: AMQPDelivery) async {
@@ -53,7 +55,8 @@ struct PushJobHandler: Sendable {
         let attempt = Attempt(
             count: headers[SenderHeaders.attempt]?.intValue.map { Int(clamping: $0) } ?? 0,
             firstAt: headers[SenderHeaders.firstAttemptAt]?.intValue.map { EventTime(millisecondsSince1970: $0) } ?? now,
-            now: now
+            now: now,
+            deaths: headers[DeadLetterHeaders.deaths]
         )
 
         let job: PushJob
@@ -62,7 +65,7 @@ struct PushJobHandler: Sendable {
         } catch {
             return try await deadLetter(
                 body: delivery.body, job: nil, attempt: attempt,
-                reason: .invalidEvent, message: "the message is not a push job: \(error)"
+                reason: .invalidJob, message: "the message is not a push job: \(error)"
             )
         }
 
@@ -71,7 +74,7 @@ struct PushJobHandler: Sendable {
             // so on-call sees it in the DLQ and can replay once the app is configured.
             return try await deadLetter(
                 body: delivery.body, job: job, attempt: attempt,
-                reason: SenderDeadLetterReasons.unknownApp,
+                reason: .unknownApp,
                 message: "this sender has no APNs credentials for bundle id \(job.bundleId)"
             )
         }
@@ -113,11 +116,11 @@ struct PushJobHandler: Sendable {
                                         messageID: delivery.properties.messageID, attempt: attempt, client: client, channelID: nil)
             }
         }
-        let resolution = await send(job, to: destination, via: client)
+        let (resolution, uniqueID) = await send(job, to: destination, via: client)
         var channelID: String?
         if case .channel(let id) = destination { channelID = id }
         return try await record(resolution, job: job, body: delivery.body, messageID: delivery.properties.messageID,
-                                attempt: attempt, client: client, channelID: channelID)
+                                attempt: attempt, client: client, channelID: channelID, uniqueID: uniqueID)
     }
 
     /// Where a job goes at APNs, its channel resolved.
@@ -126,7 +129,11 @@ struct PushJobHandler: Sendable {
         case channel(id: String)
     }
 
-    private func send(_ job: PushJob, to destination: Destination, via client: APNsClient) async -> SendResolution {
+    /// Sends and classifies the answer; a 200's `apns-unique-id` (the sandbox's delivery-log id)
+    /// comes along for the trace.
+    private func send(_ job: PushJob, to destination: Destination, via client: APNsClient) async
+        -> (SendResolution, uniqueID: String?)
+    {
         let priority: APNsPriority = job.priority == .high ? .high : .low
         let started = ContinuousClock.now
         defer {
@@ -136,7 +143,7 @@ struct PushJobHandler: Sendable {
         do throws(APNsError) {
             switch destination {
             case .device(let token):
-                _ = try await client.send(
+                let response = try await client.send(
                     APNsLiveActivityPush(
                         deviceToken: token,
                         payload: Array(job.payload),
@@ -145,16 +152,17 @@ struct PushJobHandler: Sendable {
                         apnsID: job.apnsId
                     )
                 )
+                return (.delivered, response.uniqueID)
             case .channel(let channelID):
                 // No apns-expiration: a channel without message storage refuses any value
                 // but 0, and the sender does not know the channel's policy.
-                _ = try await client.broadcast(
+                let response = try await client.broadcast(
                     APNsBroadcastPush(channelID: channelID, payload: Array(job.payload), priority: priority, requestID: job.apnsId)
                 )
+                return (.delivered, response.uniqueID)
             }
-            return .delivered
         } catch {
-            return SendResolution(error)
+            return (SendResolution(error), nil)
         }
     }
 
@@ -162,7 +170,7 @@ struct PushJobHandler: Sendable {
 
     private func record(
         _ resolution: SendResolution, job: PushJob, body: Data, messageID: String?, attempt: Attempt, client: APNsClient,
-        channelID: String?
+        channelID: String?, uniqueID: String? = nil
     ) async throws -> [TraceEntry] {
         switch resolution {
         case .delivered:
@@ -171,7 +179,8 @@ struct PushJobHandler: Sendable {
             if job.isTerminal, case .channel(let key) = job.target, let channelID {
                 await closeChannel(job: job, key: key, channelID: channelID, client: client)
             }
-            return [trace(job, .apnsOutcome, "delivered (200), attempt \(attempt.count + 1)")]
+            let ids = "apns-id \(job.apnsId.uuidString.lowercased())" + (uniqueID.map { ", apns-unique-id \($0)" } ?? "")
+            return [trace(job, .apnsOutcome, "delivered (200), attempt \(attempt.count + 1), \(ids)")]
 
         case .tokenUnregistered(let unregisteredAt):
             guard case .device(let token, _) = job.target else {
@@ -218,10 +227,11 @@ struct PushJobHandler: Sendable {
             )
             metrics.retried(tier: tier.name)
             metrics.finished("retried", reason: tier.name)
-            return [trace(job, .apnsOutcome, "\(reason); attempt \(nextAttempt + 1) after tier \(tier.name)")]
+            return [trace(job, .retried, "\(reason); attempt \(nextAttempt + 1) after tier \(tier.name)")]
         case .exhausted(let attempts):
             return try await deadLetter(
-                body: body, job: job, attempt: Attempt(count: attempts - 1, firstAt: attempt.firstAt, now: attempt.now),
+                body: body, job: job,
+                attempt: Attempt(count: attempts - 1, firstAt: attempt.firstAt, now: attempt.now, deaths: attempt.deaths),
                 reason: .retriesExhausted, message: "still failing after \(attempts) attempts; last: \(reason)"
             )
         }
@@ -235,7 +245,7 @@ struct PushJobHandler: Sendable {
             firstAttemptAt: attempt.firstAt, lastAttemptAt: attempt.now,
             domain: job?.domain, activityId: job?.activityId, eventId: job?.eventId, jobId: job?.jobId
         )
-        try await publisher.deadLetter(letter)
+        try await publisher.deadLetter(letter, deaths: attempt.deaths)
         metrics.deadLettered(reason: reason.rawValue)
         metrics.finished("dead-lettered", reason: reason.rawValue)
         logger.notice(

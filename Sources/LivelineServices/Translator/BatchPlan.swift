@@ -135,7 +135,7 @@ struct BatchPlan: Sendable {
         // Notes name tokens only by prefix (PushTarget.logDescription), never in full.
         trace.append(TraceEntry(
             activityID: event.activityId, at: now, kind: kind,
-            detail: "event \(event.id) (\(event.status)): " + notes.joined(separator: "; ")))
+            detail: "event \(event.id) at \(RFC3339.format(event.time)) (\(event.status)): " + notes.joined(separator: "; ")))
     }
 
     /// The state before `event` when the stored state is exactly `event` itself: an earlier

@@ -40,6 +40,8 @@ struct BatchProcessor: Sendable {
     struct Incoming: Sendable {
         var body: Data
         var redelivered: Bool
+        /// From ``TranslatorHeaders/priorityCap`` (a replayed `over-budget` letter).
+        var priorityCap: PushPriority? = nil
     }
 
     /// A translated batch, not yet stored.
@@ -77,7 +79,13 @@ struct BatchProcessor: Sendable {
     private func parseAll(_ messages: [Incoming]) async -> [Result<DomainEvent, EventError>] {
         let started = ContinuousClock.now
         let parse: @Sendable (Incoming) -> Result<DomainEvent, EventError> = { [translator] message in
-            do throws(EventError) { return .success(try translator.parse(message.body)) } catch { return .failure(error) }
+            do throws(EventError) {
+                var event = try translator.parse(message.body)
+                if let cap = message.priorityCap { event.priorityCap = cap }
+                return .success(event)
+            } catch {
+                return .failure(error)
+            }
         }
         defer { _ = metrics.record(.parse, since: started) }
         let chunkCount = min(settings.parseConcurrency, messages.count / 64)

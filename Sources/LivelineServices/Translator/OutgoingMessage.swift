@@ -30,7 +30,9 @@ enum OutgoingMessage {
 
     /// A dead letter for `liveline.dead` (fanout; the routing key is the reason for readers).
     static func deadLetter(_ letter: DeadLetter, encoder: JSONEncoder, topology: LivelineTopology) throws -> AMQPMessage {
-        var headers: AMQPTable = [TranslatorHeaders.reason: .string(letter.reason.rawValue)]
+        var headers: AMQPTable = [
+            TranslatorHeaders.reason: .string(letter.reason.rawValue), DeadLetterHeaders.source: "translator",
+        ]
         if let domain = letter.domain { headers[TranslatorHeaders.domain] = .string(domain) }
         if let activity = letter.activityId { headers[TranslatorHeaders.activity] = .string(activity) }
         return AMQPMessage(
@@ -39,7 +41,9 @@ enum OutgoingMessage {
             body: try encoder.encode(letter),
             properties: AMQPProperties(
                 contentType: "application/json", headers: headers, persistent: true,
-                messageID: letter.eventId.map { "dead:\($0)" }, timestamp: letter.lastAttemptAt.date
+                // A fresh id: the keeper stores each letter once by it, and the same event can
+                // be dead-lettered again after a replay.
+                messageID: UUID().uuidString.lowercased(), timestamp: letter.lastAttemptAt.date
             ),
             mandatory: true
         )

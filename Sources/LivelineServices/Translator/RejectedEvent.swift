@@ -12,12 +12,10 @@ enum RejectedEvent {
             // Nothing to read, or too much to read again.
             return letter
         default:
-            guard let root = try? JSONValue.parse(body), case .object(let fields) = root else { return letter }
-            letter.eventId = fields["id"]?.stringValue
-            if let type = fields["type"]?.stringValue, let domain = type.split(separator: ".").first, !domain.isEmpty {
-                letter.domain = String(domain)
-            }
-            letter.activityId = fields["data"]?["activityId"]?.stringValue
+            guard let identity = EventIdentity(peeking: body) else { return letter }
+            letter.eventId = identity.eventId
+            letter.domain = identity.domain
+            letter.activityId = identity.activityId
             return letter
         }
     }

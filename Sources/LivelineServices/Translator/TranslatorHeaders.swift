@@ -11,4 +11,7 @@ public enum TranslatorHeaders {
     public static let sequence = "x-liveline-sequence"
     /// A job's ActivityKit event (`update`, `end`, `start`).
     public static let event = "x-liveline-event"
+    /// On an event: the highest `apns-priority` its pushes may have (5). Set by
+    /// `liveline dlq replay` on `over-budget` letters, so they go out without spending budget.
+    public static let priorityCap = "x-liveline-priority-cap"
 }

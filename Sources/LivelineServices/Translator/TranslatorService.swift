@@ -167,7 +167,12 @@ public struct TranslatorService: Service {
                 return nil
             }
             let received = ContinuousClock.now
-            return (batch, await processor.parse(batch.map { .init(body: $0.body, redelivered: $0.redelivered) }), received)
+            return (batch, await processor.parse(batch.map {
+                .init(
+                    body: $0.body, redelivered: $0.redelivered,
+                    priorityCap: $0.properties.headers[TranslatorHeaders.priorityCap]?.intValue
+                        .flatMap { PushPriority(rawValue: Int($0)) })
+            }), received)
         }
     }
 

@@ -9,6 +9,10 @@ public struct TraceEntry: Sendable, Hashable, Codable {
         case apnsOutcome = "apns-outcome"
         case dropped
         case deadLettered = "dead-lettered"
+        /// The sender put the job in a retry tier.
+        case retried
+        /// `liveline dlq replay` republished or skipped one of the activity's dead letters.
+        case replayed
     }
 
     public var activityID: String
