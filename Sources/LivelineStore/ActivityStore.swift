@@ -9,7 +9,7 @@ import Foundation
 ///
 /// Two implementations pass the same conformance suite: ``SQLiteLivelineStore`` (embedded,
 /// one node) and ``PostgresLivelineStore`` (several nodes).
-public protocol ActivityStore: Sendable {
+public protocol ActivityStore: DeadLetterStore {
     // MARK: Translator
 
     /// Loads, in one call, each requested activity with its update tokens, the user's

@@ -16,9 +16,9 @@ struct MigrationTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(versions == [2, 2])
+            #expect(versions == [3, 3])
             let reopened = try SQLiteLivelineStore(configuration: .init(path: path))
-            #expect(try await reopened.schemaVersion() == 2)
+            #expect(try await reopened.schemaVersion() == 3)
         }
     }
 
@@ -35,10 +35,10 @@ struct MigrationTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(versions == [2, 2, 2])
+            #expect(versions == [3, 3, 3])
             let rows = try await client.query("SELECT count(*) FROM schema_version").decode(Int64.self)
             // One row per migration, each applied once.
-            for try await count in rows { #expect(count == 2) }
+            for try await count in rows { #expect(count == 3) }
         }
     }
 }

@@ -90,6 +90,39 @@ enum PostgresSchema {
             "ALTER TABLE activities ADD COLUMN last_push_s BIGINT",
             "ALTER TABLE activities ADD COLUMN push_to_start_sent_ms BIGINT",
         ]),
+        // The on-call view of the dead-letter queue (DeadLetterStore): the keeper moves each
+        // letter here, and `liveline dlq` filters, replays and purges without touching the queue.
+        Migration(version: 3, statements: [
+            """
+            CREATE TABLE dead_letters (
+                id TEXT PRIMARY KEY,
+                reason TEXT NOT NULL,
+                source TEXT NOT NULL,
+                message TEXT NOT NULL,
+                domain TEXT,
+                activity_id TEXT,
+                event_id TEXT,
+                job_id TEXT,
+                payload_kind TEXT NOT NULL,
+                body BYTEA NOT NULL,
+                routing_key TEXT NOT NULL,
+                attempts BIGINT NOT NULL,
+                first_failed_ms BIGINT NOT NULL,
+                last_failed_ms BIGINT NOT NULL,
+                kept_ms BIGINT NOT NULL,
+                deaths TEXT NOT NULL,
+                resolution TEXT,
+                resolved_ms BIGINT,
+                resolved_count BIGINT NOT NULL DEFAULT 0,
+                claim TEXT,
+                claim_ms BIGINT
+            )
+            """,
+            "CREATE INDEX dead_letters_time ON dead_letters (last_failed_ms)",
+            "CREATE INDEX dead_letters_reason ON dead_letters (reason, last_failed_ms)",
+            "CREATE INDEX dead_letters_domain ON dead_letters (domain, last_failed_ms)",
+            "CREATE INDEX dead_letters_activity ON dead_letters (activity_id, last_failed_ms)",
+        ]),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -73,6 +73,37 @@ enum SQLiteSchema {
             ALTER TABLE activities ADD COLUMN last_push_s INTEGER;
             ALTER TABLE activities ADD COLUMN push_to_start_sent_ms INTEGER;
             """),
+        // The on-call view of the dead-letter queue (DeadLetterStore): the keeper moves each
+        // letter here, and `liveline dlq` filters, replays and purges without touching the queue.
+        Migration(version: 3, sql: """
+            CREATE TABLE dead_letters (
+                id TEXT PRIMARY KEY NOT NULL,
+                reason TEXT NOT NULL,
+                source TEXT NOT NULL,
+                message TEXT NOT NULL,
+                domain TEXT,
+                activity_id TEXT,
+                event_id TEXT,
+                job_id TEXT,
+                payload_kind TEXT NOT NULL,
+                body BLOB NOT NULL,
+                routing_key TEXT NOT NULL,
+                attempts INTEGER NOT NULL,
+                first_failed_ms INTEGER NOT NULL,
+                last_failed_ms INTEGER NOT NULL,
+                kept_ms INTEGER NOT NULL,
+                deaths TEXT NOT NULL,
+                resolution TEXT,
+                resolved_ms INTEGER,
+                resolved_count INTEGER NOT NULL DEFAULT 0,
+                claim TEXT,
+                claim_ms INTEGER
+            );
+            CREATE INDEX dead_letters_time ON dead_letters (last_failed_ms);
+            CREATE INDEX dead_letters_reason ON dead_letters (reason, last_failed_ms);
+            CREATE INDEX dead_letters_domain ON dead_letters (domain, last_failed_ms);
+            CREATE INDEX dead_letters_activity ON dead_letters (activity_id, last_failed_ms);
+            """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -1,0 +1,165 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+extension PostgresLivelineStore {
+    public func keepDeadLetters(_ letters: [DeadLetterRecord]) async throws -> Int {
+        guard !letters.isEmpty else { return 0 }
+        // One statement for the batch: columns as parallel arrays, absent text as '' (NULLIF),
+        // bodies as base64 because bytea arrays have no encoder here.
+        let query: PostgresQuery = """
+            WITH inserted AS (
+                INSERT INTO dead_letters (
+                    id, reason, source, message, domain, activity_id, event_id, job_id, payload_kind, body, routing_key,
+                    attempts, first_failed_ms, last_failed_ms, kept_ms, deaths
+                )
+                SELECT id, reason, source, message, NULLIF(domain, ''), NULLIF(activity_id, ''), NULLIF(event_id, ''),
+                       NULLIF(job_id, ''), payload_kind, decode(body, 'base64'), routing_key, attempts, first_failed_ms,
+                       last_failed_ms, kept_ms, deaths
+                FROM unnest(
+                    \(letters.map(\.id))::text[], \(letters.map(\.reason))::text[],
+                    \(letters.map(\.source.rawValue))::text[], \(letters.map(\.message))::text[],
+                    \(letters.map { $0.domain ?? "" })::text[], \(letters.map { $0.activityID ?? "" })::text[],
+                    \(letters.map { $0.eventID ?? "" })::text[], \(letters.map { $0.jobID ?? "" })::text[],
+                    \(letters.map(\.payloadKind.rawValue))::text[], \(letters.map { $0.body.base64EncodedString() })::text[],
+                    \(letters.map(\.routingKey))::text[], \(letters.map { Int64($0.attempts) })::bigint[],
+                    \(letters.map(\.firstFailedAt.millisecondsSince1970))::bigint[],
+                    \(letters.map(\.lastFailedAt.millisecondsSince1970))::bigint[],
+                    \(letters.map(\.keptAt.millisecondsSince1970))::bigint[],
+                    \(letters.map { DeadLetterQuery.encodeDeaths($0.deaths) })::text[]
+                ) AS l(id, reason, source, message, domain, activity_id, event_id, job_id, payload_kind, body,
+                       routing_key, attempts, first_failed_ms, last_failed_ms, kept_ms, deaths)
+                ON CONFLICT (id) DO NOTHING
+                RETURNING 1
+            ) SELECT count(*) FROM inserted
+            """
+        return try await first(Int64.self, query).map(Int.init) ?? 0
+    }
+
+    public func deadLetters(matching filter: DeadLetterFilter, limit: Int) async throws -> [DeadLetterRecord] {
+        let (conditions, values) = DeadLetterQuery.conditions(filter)
+        return try await records(Self.query(
+            """
+            SELECT \(DeadLetterQuery.columns) FROM dead_letters WHERE \(conditions)
+            ORDER BY last_failed_ms DESC, id DESC LIMIT ?
+            """, values + [.integer(Int64(max(0, limit)))]))
+    }
+
+    public func deadLetterCounts(matching filter: DeadLetterFilter) async throws -> [String: Int] {
+        let (conditions, values) = DeadLetterQuery.conditions(filter)
+        var counts: [String: Int] = [:]
+        for try await (reason, count) in try await client.query(
+            Self.query("SELECT reason, count(*) FROM dead_letters WHERE \(conditions) GROUP BY reason", values),
+            logger: logger
+        ).decode((String, Int64).self) {
+            counts[reason] = Int(count)
+        }
+        return counts
+    }
+
+    public func deadLetter(id: String) async throws -> DeadLetterRecord? {
+        try await records(Self.query("SELECT \(DeadLetterQuery.columns) FROM dead_letters WHERE id = ?", [.text(id)])).first
+    }
+
+    public func claimDeadLetters(
+        matching filter: DeadLetterFilter, limit: Int, claimant: String, at now: Date, lease: TimeInterval,
+        resolvedBefore: Date?
+    ) async throws -> [DeadLetterRecord] {
+        let (conditions, values) = DeadLetterQuery.conditions(filter)
+        let (claimable, claimValues) = DeadLetterQuery.claimable(
+            resolvedBefore: resolvedBefore, leaseCutoff: now.addingTimeInterval(-lease))
+        // SKIP LOCKED: a replay running at the same moment takes other letters instead of
+        // waiting for these and then taking them again.
+        let claimed = try await records(Self.query(
+            """
+            UPDATE dead_letters SET claim = ?, claim_ms = ? WHERE id IN (
+                SELECT id FROM dead_letters WHERE \(conditions) AND \(claimable)
+                ORDER BY last_failed_ms, id LIMIT ? FOR UPDATE SKIP LOCKED
+            ) RETURNING \(DeadLetterQuery.columns)
+            """,
+            [.text(claimant), .integer(now.millisecondsSince1970)] + values + claimValues + [.integer(Int64(max(0, limit)))]))
+        return claimed.sorted { ($0.lastFailedAt, $0.id) < ($1.lastFailedAt, $1.id) }
+    }
+
+    public func resolveDeadLetters(_ outcomes: [(id: String, outcome: String?)], claimant: String, at now: Date) async throws {
+        guard !outcomes.isEmpty else { return }
+        let ids = outcomes.map(\.id)
+        // '' stands for "release only": the claim is cleared and the letter stays as it was.
+        let resolutions = outcomes.map { $0.outcome ?? "" }
+        let ms = now.millisecondsSince1970
+        try await client.query("""
+            UPDATE dead_letters d SET
+                resolution = CASE WHEN o.outcome = '' THEN d.resolution ELSE o.outcome END,
+                resolved_ms = CASE WHEN o.outcome = '' THEN d.resolved_ms ELSE \(ms) END,
+                resolved_count = d.resolved_count + CASE WHEN o.outcome = '' THEN 0 ELSE 1 END,
+                claim = NULL, claim_ms = NULL
+            FROM unnest(\(ids)::text[], \(resolutions)::text[]) AS o(id, outcome)
+            WHERE d.id = o.id AND d.claim = \(claimant)
+            """, logger: logger)
+    }
+
+    public func purgeDeadLetters(matching filter: DeadLetterFilter) async throws -> Int {
+        let (conditions, values) = DeadLetterQuery.conditions(filter)
+        for try await count in try await client.query(
+            Self.query("WITH d AS (DELETE FROM dead_letters WHERE \(conditions) RETURNING 1) SELECT count(*) FROM d", values),
+            logger: logger
+        ).decode(Int64.self) {
+            return Int(count)
+        }
+        return 0
+    }
+
+    public func traceLines(activityID: String, after sequence: Int64, limit: Int) async throws -> [TraceLine] {
+        var lines: [TraceLine] = []
+        for try await (seq, at, kind, detail) in try await client.query("""
+            SELECT seq, at_ms, kind, detail FROM activity_trace WHERE activity_id = \(activityID) AND seq > \(sequence)
+            ORDER BY seq LIMIT \(Int64(max(0, limit)))
+            """, logger: logger).decode((Int64, Int64, String, String).self)
+        {
+            lines.append(TraceLine(
+                sequence: seq,
+                entry: TraceEntry(
+                    activityID: activityID, at: Date(millisecondsSince1970: at), kind: TraceEntry.Kind(stored: kind),
+                    detail: detail)))
+        }
+        return lines
+    }
+
+    /// `sql` with its `?` placeholders numbered for PostgreSQL and `values` bound to them.
+    private static func query(_ sql: String, _ values: [DeadLetterQuery.Value]) -> PostgresQuery {
+        var numbered = ""
+        var index = 0
+        for character in sql {
+            if character == "?" {
+                index += 1
+                numbered += "$\(index)"
+            } else {
+                numbered.append(character)
+            }
+        }
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values {
+            switch value {
+            case .text(let text): binds.append(text)
+            case .integer(let integer): binds.append(integer)
+            }
+        }
+        return PostgresQuery(unsafeSQL: numbered, binds: binds)
+    }
+
+    private func records(_ query: PostgresQuery) async throws -> [DeadLetterRecord] {
+        var letters: [DeadLetterRecord] = []
+        for try await row in try await client.query(query, logger: logger) {
+            let (id, reason, source, message, domain, activity, event, job, kind, body, routingKey, attempts,
+                 first, last, kept, deaths, resolution, resolved, resolvedCount) = try row.decode(
+                (String, String, String, String, String?, String?, String?, String?, String, Data, String, Int64,
+                 Int64, Int64, Int64, String, String?, Int64?, Int64).self)
+            letters.append(DeadLetterQuery.record(
+                id: id, reason: reason, source: source, message: message, domain: domain, activityID: activity,
+                eventID: event, jobID: job, payloadKind: kind, body: body, routingKey: routingKey, attempts: attempts,
+                firstFailedMs: first, lastFailedMs: last, keptMs: kept, deaths: deaths, resolution: resolution,
+                resolvedMs: resolved, resolvedCount: resolvedCount))
+        }
+        return letters
+    }
+}
