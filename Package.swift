@@ -154,6 +154,7 @@ let package = Package(
             name: "LivelineServices",
             dependencies: [
                 "LivelineCore", "LivelineModels", "LivelineAMQP", "LivelineMessaging", "LivelineStore", "LivelineAPNs",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -309,7 +310,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LivelineRuntimeTests",
-            dependencies: ["LivelineRuntime", "LivelineAMQP", "LivelineTestSupport"],
+            dependencies: ["LivelineRuntime", "LivelineAMQP", "LivelineServices", "LivelineStore", "LivelineTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
