@@ -22,6 +22,12 @@ public struct WorkerSettings: Sendable {
     /// .p8 key at `liveline.apns.key-file` (or `liveline.apns.key`, secret). One team key
     /// signs for every app of the team.
     public var credentials: Credentials?
+    /// `liveline.trace.retention-days`, default 7: how long each activity's trace is kept.
+    /// Every translator and sender prunes older lines hourly.
+    public var traceRetentionDays: Int
+    /// `liveline.keeper.enabled`, default true: the sender also runs the dead-letter keeper,
+    /// which moves `liveline.dead` into the store for `liveline dlq`.
+    public var keeperEnabled: Bool
 
     public struct Credentials: Sendable {
         public var teamID: String
@@ -70,6 +76,12 @@ public struct WorkerSettings: Sendable {
         }
         bundleIDs = bundles ?? Array(Set(translator.domains.map(\.bundleId))).sorted()
 
+        traceRetentionDays = config.int(forKey: "trace.retention-days", default: 7)
+        guard traceRetentionDays >= 1 else {
+            throw SettingsError("liveline.trace.retention-days must be at least 1 (days)")
+        }
+        keeperEnabled = config.bool(forKey: "keeper.enabled", default: true)
+
         let key = try LivelineSettings.secret(config, "apns.key")
         if let teamID = config.string(forKey: "apns.team-id"), let keyID = config.string(forKey: "apns.key-id"),
             let key
@@ -79,6 +91,9 @@ public struct WorkerSettings: Sendable {
             credentials = nil
         }
     }
+
+    /// How long trace lines are kept.
+    public var traceRetention: Duration { .seconds(traceRetentionDays * 86_400) }
 
     /// One APNs client configuration per app.
     public func clientConfigurations(credentials: Credentials) -> [APNsClientConfiguration] {

@@ -12,7 +12,7 @@ struct Liveline: AsyncParsableCommand {
             """,
         subcommands: [
             RunCommand.self, TranslatorCommand.self, SenderCommand.self, APICommand.self, APNsSimulatorCommand.self,
-            TopologyCommand.self,
+            TopologyCommand.self, DLQCommand.self, TraceCommand.self, PublishCommand.self, DemoCommand.self,
         ]
     )
 }

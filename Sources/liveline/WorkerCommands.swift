@@ -31,7 +31,8 @@ struct TranslatorCommand: AsyncParsableCommand {
             let service = TranslatorService(
                 consumer: consumer, publisher: publisher, store: store,
                 translator: Translator(configuration: workers.translator), topology: topology, logger: logger)
-            try await runUntilSignalled([service], logger: logger)
+            let pruner = TracePruner(store: store, retention: workers.traceRetention, logger: logger)
+            try await runUntilSignalled([service, pruner], logger: logger)
             await consumer.close()
             await publisher.close()
         }
@@ -66,9 +67,14 @@ struct SenderCommand: AsyncParsableCommand {
             let service = SenderService(
                 consuming: consuming, publishing: publishing, clients: APNsClientDirectory(clients), store: store,
                 logger: logger)
-            try await runUntilSignalled([service], logger: logger)
+            var services: [any Service] = [service, TracePruner(store: store, retention: workers.traceRetention, logger: logger)]
+            // The keeper consumes on a connection of its own, beside the sender's.
+            let keeping = workers.keeperEnabled ? try await connect(settings.amqp, as: "dead-letter-keeper", logger: logger) : nil
+            if let keeping { services.append(DeadLetterKeeper(connection: keeping, store: store, logger: logger)) }
+            try await runUntilSignalled(services, logger: logger)
             await consuming.close()
             await publishing.close()
+            await keeping?.close()
         }
         for client in clients { await client.shutdown() }
     }
