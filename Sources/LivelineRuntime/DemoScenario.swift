@@ -10,6 +10,7 @@ struct DemoScenario: Sendable {
     struct DemoDevice: Sendable {
         var label: String
         var token: String
+        var activityID: String
     }
 
     let rideID: String
@@ -34,10 +35,10 @@ struct DemoScenario: Sendable {
 
     var devices: [DemoDevice] {
         [
-            DemoDevice(label: "ride \(rideID), \(rider)'s iPhone", token: riderPhone),
-            DemoDevice(label: "ride \(rideID), \(rider)'s iPad", token: riderWatch),
-            DemoDevice(label: "delivery \(deliveryID), \(foodie)'s iPhone", token: foodiePhone),
-            DemoDevice(label: "game \(gameID), \(fan)'s iPhone (push-to-start)", token: fanPhone),
+            DemoDevice(label: "ride \(rideID), \(rider)'s iPhone", token: riderPhone, activityID: rideID),
+            DemoDevice(label: "ride \(rideID), \(rider)'s iPad", token: riderWatch, activityID: rideID),
+            DemoDevice(label: "delivery \(deliveryID), \(foodie)'s iPhone", token: foodiePhone, activityID: deliveryID),
+            DemoDevice(label: "game \(gameID), \(fan)'s iPhone (push-to-start)", token: fanPhone, activityID: gameID),
         ]
     }
 

@@ -33,12 +33,15 @@ public struct Quickstart: Sendable {
     public struct Device: Sendable {
         public var label: String
         public var token: String
+        public var activityID: String
         public var deliveries: [APNsSimulatorDelivery]
     }
 
     /// What happened, for printing and for tests.
     public struct Report: Sendable, CustomStringConvertible {
         public var devices: [Device]
+        /// The SQLite file that keeps the run's dead letters and traces.
+        public var storePath: String
         public var deadLetterReasons: [String: Int]
         /// Every device got its pushes, ending with `end`, and the bad event was dead-lettered.
         public var succeeded: Bool
@@ -55,6 +58,10 @@ public struct Quickstart: Sendable {
             lines.append("  dead-letter queue: \(reasons.isEmpty ? "empty" : reasons.joined(separator: ", "))")
             lines.append("")
             lines.append(succeeded ? "OK: every activity was started or updated and ended, and the bad event was dead-lettered." : "FAILED: see above.")
+            lines.append("")
+            lines.append("  The dead letters and every activity's trace stay in the quickstart's store. To see them:")
+            lines.append("    export LIVELINE_STORE_URL=sqlite:\(storePath)")
+            lines.append("    liveline dlq list; liveline trace \(devices.first.map { $0.activityID } ?? "<activity>")")
             return lines.joined(separator: "\n")
         }
 
@@ -106,6 +113,7 @@ public struct Quickstart: Sendable {
         let translatorOut = try await connect("translator-out")
         let senderIn = try await connect("sender-in")
         let senderOut = try await connect("sender-out")
+        let keeping = try await connect("dead-letter-keeper")
         let producer = try await connect("producer")
         try await producer.declare(topology.amqp)
 
@@ -118,7 +126,10 @@ public struct Quickstart: Sendable {
         let sender = SenderService(
             consuming: senderIn, publishing: senderOut, clients: APNsClientDirectory([client]), store: store,
             settings: SenderSettings(topology: topology), logger: logger)
-        let group = ServiceGroup(services: [translator, sender], logger: logger)
+        // The keeper moves the run's dead letters into the store, as in every sender, so
+        // `liveline dlq list` shows them after the run.
+        let keeper = DeadLetterKeeper(connection: keeping, store: store, topology: topology, logger: logger)
+        let group = ServiceGroup(services: [translator, sender, keeper], logger: logger)
 
         let report = try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
@@ -126,50 +137,39 @@ public struct Quickstart: Sendable {
             try await scenario.publish(with: publisher, badEventTo: topology.eventsExchange)
 
             let deadline = ContinuousClock.now + timeout
-            var report = try await currentReport(scenario, simulator, producer, topology)
+            var report = try await currentReport(scenario, simulator, store)
             while !report.succeeded, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(200))
-                report = try await currentReport(scenario, simulator, producer, topology)
+                report = try await currentReport(scenario, simulator, store)
             }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
-            return try await currentReport(scenario, simulator, producer, topology, readDeadLetters: true)
+            return try await currentReport(scenario, simulator, store)
         }
 
         for queue in topology.amqp.queues { try? await producer.delete(queue: queue.name) }
         for exchange in topology.amqp.exchanges { try? await producer.delete(exchange: exchange.name) }
-        for connection in [translatorIn, translatorOut, senderIn, senderOut, producer] { await connection.close() }
+        for connection in [translatorIn, translatorOut, senderIn, senderOut, keeping, producer] { await connection.close() }
         await client.shutdown()
         try await simulator.stop()
         return report
     }
 
     private func currentReport(
-        _ scenario: DemoScenario, _ simulator: APNsSimulator, _ broker: AMQPConnection, _ topology: LivelineTopology,
-        readDeadLetters: Bool = false
+        _ scenario: DemoScenario, _ simulator: APNsSimulator, _ store: any ActivityStore
     ) async throws -> Report {
         let devices = scenario.devices.map {
-            Device(label: $0.label, token: $0.token, deliveries: simulator.deliveries(toDevice: $0.token))
+            Device(label: $0.label, token: $0.token, activityID: $0.activityID, deliveries: simulator.deliveries(toDevice: $0.token))
         }
-        let dead = try await broker.messageCount(queue: topology.deadQueue)
         let finished = devices.allSatisfy { device in
             device.deliveries.contains {
                 $0.payloadString.contains(#""event":"end""#) || $0.payloadString.contains(#""event":"start""#)
             }
         }
-        var reasons: [String: Int] = [:]
-        if readDeadLetters, dead > 0 {
-            // Read the reasons the workers wrote, then close the channel so the letters stay queued.
-            let consumer = try await broker.consume(queue: topology.deadQueue, prefetch: UInt16(min(dead, 1000)))
-            var iterator = consumer.makeAsyncIterator()
-            for _ in 0..<dead {
-                guard let letter = try await iterator.next() else { break }
-                let reason = letter.properties.headers["x-liveline-reason"]?.stringValue
-                    ?? letter.deaths.first.map { "broker: \($0.reason)" } ?? "unknown"
-                reasons[reason, default: 0] += 1
-            }
-            await consumer.close()
-        }
-        return Report(devices: devices, deadLetterReasons: reasons, succeeded: finished && dead >= 1)
+        // The letters as the keeper stored them: what `liveline dlq list` shows.
+        let reasons = try await store.deadLetterCounts(matching: .init())
+        return Report(
+            devices: devices, storePath: storePath, deadLetterReasons: reasons,
+            succeeded: finished && reasons.values.reduce(0, +) >= 1)
     }
 }

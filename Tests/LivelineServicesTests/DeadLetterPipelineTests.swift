@@ -72,11 +72,39 @@ struct DeadLetterPipelineTests {
                 let consumer = try await harness.connection.consume(queue: side, prefetch: 1)
                 for try await delivery in consumer { delivery.reject(requeue: false); break }
                 await consumer.close()
-                try await harness.publish([refusedJob])
+                // 3. Past the delivery limit: a consumer that keeps failing on it (nack, requeue).
+                let limited = "\(topology.sendQueue).limited"
+                let limitedJob = makeJob(target: .device(token: stuck, kind: .update), activityID: "r-limited")
+                try await harness.connection.declare(AMQPTopology(
+                    exchanges: [], queues: [.init(limited, arguments: [
+                        "x-queue-type": "quorum", "x-dead-letter-exchange": .string(topology.deadExchange),
+                        "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish", "x-delivery-limit": 1,
+                    ])], bindings: []))
+                try await harness.connection.publish(AMQPMessage(
+                    exchange: "", routingKey: limited, body: limitedJob.encoded(),
+                    properties: AMQPProperties(contentType: "application/json", messageID: limitedJob.jobId)))
+                let failing = try await harness.connection.consume(queue: limited, prefetch: 1)
+                var attempts = 0
+                for try await delivery in failing {
+                    attempts += 1
+                    delivery.nack(requeue: true)
+                    if attempts == 2 { break }
+                }
+                await failing.close()
+                // 4. A device that answers 500 once: retried through a tier, then delivered.
+                let flaky = randomDeviceToken()
+                try await harness.register(flaky, activityID: "r-refused", deviceID: "ipad")
+                harness.simulator.injectFault(.internalServerError, forDevice: flaky, times: 1)
+                let flakyJob = makeJob(target: .device(token: flaky, kind: .update), activityID: "r-refused")
+                try await harness.publish([refusedJob, flakyJob])
 
-                let letters = try await Self.kept(harness.store, 2)
+                let letters = try await Self.kept(harness.store, 3)
                 try? await harness.connection.delete(queue: side)
+                try? await harness.connection.delete(queue: limited)
                 let byReason = Dictionary(uniqueKeysWithValues: letters.map { ($0.reason, $0) })
+                let overLimit = try #require(byReason["delivery_limit"])
+                #expect(overLimit.source == .broker && overLimit.activityID == "r-limited" && overLimit.jobID == limitedJob.jobId)
+                #expect(overLimit.deaths.first?.queue == limited && overLimit.deaths.first?.reason == "delivery_limit")
                 let sent = try #require(byReason["BadDeviceToken"])
                 #expect(sent.source == .sender && sent.activityID == "r-refused" && sent.jobID == refusedJob.jobId)
                 #expect(sent.body == refusedJob.encoded() && sent.payloadKind == .job)
@@ -98,12 +126,12 @@ struct DeadLetterPipelineTests {
                 let replay = DeadLetterReplay(store: harness.store, connection: harness.connection, topology: topology)
                 // A dry run says what would happen and changes nothing.
                 let dry = try await replay.run(matching: .init(), limit: 100, force: false, dryRun: true) { _ in }
-                #expect(dry.replayed == 1 && dry.skipped == ["token-removed": 1])
-                #expect(try await harness.store.deadLetters(matching: .init(state: .pending), limit: 10).count == 2)
+                #expect(dry.replayed == 1 && dry.skipped == ["token-removed": 1, "activity-unknown": 1])
+                #expect(try await harness.store.deadLetters(matching: .init(state: .pending), limit: 10).count == 3)
                 #expect(harness.simulator.deliveries(toDevice: stuck).isEmpty)
 
                 let summary = try await replay.run(matching: .init(), limit: 100, force: false, dryRun: false) { _ in }
-                #expect(summary.replayed == 1 && summary.skipped == ["token-removed": 1] && summary.failed == 0)
+                #expect(summary.replayed == 1 && summary.skipped == ["token-removed": 1, "activity-unknown": 1] && summary.failed == 0)
                 try await eventually("the replayed job delivered") { !harness.simulator.deliveries(toDevice: stuck).isEmpty }
                 #expect(harness.simulator.deliveries(toDevice: refused).isEmpty)
                 #expect(try await harness.store.deadLetter(id: moved.id)?.resolution?.outcome == "replayed")
@@ -112,7 +140,60 @@ struct DeadLetterPipelineTests {
                 #expect(try await replay.run(matching: .init(), limit: 100, force: false, dryRun: false) { _ in }.total == 0)
                 let replayTrace = try await harness.store.traceLines(activityID: "r-stuck", after: 0, limit: 50)
                 #expect(replayTrace.contains { $0.entry.kind == .replayed && $0.entry.detail.contains(moved.id) })
+
+                // The refused activity's story, in order: the 500 and its retry, the delivery after
+                // it, the refusal and its dead letter, the keeper's line, and the replay's skip.
+                try await eventually("the flaky device got its push") { !harness.simulator.deliveries(toDevice: flaky).isEmpty }
+                try await Task.sleep(for: .milliseconds(100))
+                let story = try await harness.store.traceLines(activityID: "r-refused", after: 0, limit: 100).map(\.entry)
+                func position(_ kind: TraceEntry.Kind, _ text: String) -> Int? {
+                    story.firstIndex { $0.kind == kind && $0.detail.contains(text) }
+                }
+                let retried = try #require(position(.retried, "HTTP 500") ?? position(.retried, "InternalServerError"))
+                let delivered = try #require(position(.apnsOutcome, "delivered (200), attempt 2"))
+                let refusedLine = try #require(position(.deadLettered, "BadDeviceToken"))
+                let keptLine = try #require(position(.deadLettered, "kept as dead letter \(sent.id)"))
+                let skippedLine = try #require(position(.replayed, "skipped, token-removed"))
+                #expect(retried < delivered && refusedLine < keptLine && keptLine < skippedLine)
+                #expect(story[delivered].detail.contains("apns-id \(flakyJob.apnsId.uuidString.lowercased())"))
+                #expect(!story.contains { $0.detail.contains(refused) || $0.detail.contains(flaky) }, "tokens only as prefixes")
             }
+        }
+    }
+
+    @Test(arguments: StoreKind.underTest)
+    func translatorLettersAreKeptAndComeBackWhenTheyFailAgain(store kind: StoreKind) async throws {
+        try await TranslatorHarness.run(store: kind) { harness, _ in
+            let connection = try await Broker.connect()
+            let keeper = DeadLetterKeeper(connection: connection, store: harness.store, topology: harness.topology, logger: Broker.logger)
+            let group = ServiceGroup(configuration: .init(services: [.init(service: keeper)], logger: Broker.logger))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                let valid = try Events.ride("r-bad", .driverAssigned, at: 0).encoded(source: "//tests")
+                let unknownDomain = Data(String(decoding: valid, as: UTF8.self)
+                    .replacingOccurrences(of: "\"ride.status\"", with: "\"boat.status\"").utf8)
+                try await harness.publishRaw(unknownDomain, routingKey: "boat.status")
+                try await harness.publishRaw(Data("{not json".utf8), routingKey: "ride.status")
+
+                let letters = try await Self.kept(harness.store, 2)
+                let boat = try #require(letters.first { $0.domain == "boat" })
+                #expect(boat.reason == "invalid-event" && boat.source == .translator && boat.payloadKind == .event)
+                #expect(boat.activityID == "r-bad" && boat.body == unknownDomain && boat.routingKey == "boat.status")
+                let junk = try #require(letters.first { $0.domain == nil })
+                #expect(junk.body == Data("{not json".utf8) && junk.reason == "invalid-event")
+
+                // Replayed before the domain exists, each fails again and comes back as a new letter.
+                let replay = DeadLetterReplay(store: harness.store, connection: harness.control, topology: harness.topology)
+                let summary = try await replay.run(matching: .init(), limit: 10, force: false, dryRun: false) { _ in }
+                #expect(summary.replayed == 2)
+                let again = try await Self.kept(harness.store, 4)
+                #expect(again.filter { $0.state == .pending }.count == 2)
+                #expect(again.filter { $0.state == .replayed }.map(\.id).sorted() == [boat.id, junk.id].sorted())
+                #expect(Set(again.filter { $0.state == .pending }.map(\.body)) == [unknownDomain, Data("{not json".utf8)])
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+            }
+            await connection.close()
         }
     }
 

@@ -3,6 +3,8 @@ import LivelineAMQP
 import LivelineCore
 import LivelineMessaging
 import LivelineStore
+import LivelineStoreTestSupport
+import LivelineTestSupport
 import Testing
 @testable import LivelineServices
 
@@ -130,5 +132,18 @@ struct ReplayDecisionTests {
         // Anything else is still kept, never dropped.
         let junk = DeadLetterReading.record(body: Data([0xff, 0x00]), properties: AMQPProperties(), routingKey: "", topology: topology, now: Self.now)
         #expect(junk.payloadKind == .unknown && junk.reason == "unknown" && junk.body == Data([0xff, 0x00]))
+    }
+}
+
+@Suite("Trace retention")
+struct TracePrunerTests {
+    @Test func prunesLinesPastTheRetentionAndKeepsTheRest() async throws {
+        try await SQLiteTestDatabase.withStore { store in
+            let old = TraceEntry(activityID: "r-1", at: Date().addingTimeInterval(-8 * 86_400), kind: .apnsOutcome, detail: "old")
+            let recent = TraceEntry(activityID: "r-1", at: Date().addingTimeInterval(-6 * 86_400), kind: .apnsOutcome, detail: "recent")
+            try await store.appendTrace([old, recent])
+            await TracePruner(store: store, retention: .seconds(7 * 86_400), logger: Broker.logger).prune()
+            #expect(try await store.traceLines(activityID: "r-1", after: 0, limit: 10).map(\.entry.detail) == ["recent"])
+        }
     }
 }

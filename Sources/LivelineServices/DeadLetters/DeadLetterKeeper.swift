@@ -43,18 +43,7 @@ public final class DeadLetterKeeper: Service {
         let batcher = DeliveryBatcher()
         logger.info("dead-letter keeper consuming", metadata: ["amqp.queue": "\(topology.deadQueue)"])
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                do {
-                    for try await delivery in consumer { batcher.append(delivery) }
-                    batcher.finish()
-                } catch {
-                    batcher.finish(throwing: error)
-                }
-            }
-            group.addTask {
-                try? await gracefulShutdown()
-                await consumer.cancel()
-            }
+            batcher.fill(from: consumer, in: &group)
             while let batch = try await batcher.nextBatch(maxSize: batchSize, linger: .milliseconds(20)) {
                 await keep(batch)
             }

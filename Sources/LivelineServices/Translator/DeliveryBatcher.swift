@@ -1,4 +1,5 @@
 import LivelineAMQP
+import ServiceLifecycle
 import Synchronization
 
 /// Collects deliveries from the consumer task and hands them out in batches: everything
@@ -69,6 +70,26 @@ final class DeliveryBatcher: Sendable {
                 }
                 if resumeNow { continuation.resume() }
             }
+        }
+    }
+}
+
+extension DeliveryBatcher {
+    /// Fills the batcher from `consumer` in a task of `group` until the consumer ends, and
+    /// cancels the consumer (`basic.cancel`) on graceful shutdown: what was received is still
+    /// handed out, then the batches end.
+    func fill(from consumer: AMQPConsumer, in group: inout ThrowingTaskGroup<Void, any Error>) {
+        group.addTask {
+            do {
+                for try await delivery in consumer { self.append(delivery) }
+                self.finish()
+            } catch {
+                self.finish(throwing: error)
+            }
+        }
+        group.addTask {
+            try? await gracefulShutdown()
+            await consumer.cancel()
         }
     }
 }
