@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "store-bench", targets: ["store-bench"]),
         .executable(name: "translator-bench", targets: ["translator-bench"]),
         .executable(name: "sender-bench", targets: ["sender-bench"]),
+        .executable(name: "dlq-bench", targets: ["dlq-bench"]),
         .library(name: "LivelineModels", targets: ["LivelineModels"]),
         .library(name: "LivelineCore", targets: ["LivelineCore"]),
         .library(name: "LivelineAMQP", targets: ["LivelineAMQP"]),
@@ -188,6 +189,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "dlq-bench",
+            dependencies: [
+                "LivelineBenchSupport", "LivelineServices", "LivelineCore", "LivelineAMQP", "LivelineMessaging", "LivelineStore",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         // The composition root: settings and the wiring of every service. Executables stay thin.
         .target(
             name: "LivelineRuntime",
@@ -204,6 +215,10 @@ let package = Package(
                 "LivelineServices",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -225,6 +240,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .executableTarget(
@@ -310,7 +327,17 @@ let package = Package(
         ),
         .testTarget(
             name: "LivelineRuntimeTests",
-            dependencies: ["LivelineRuntime", "LivelineAMQP", "LivelineServices", "LivelineStore", "LivelineTestSupport"],
+            dependencies: [
+                "LivelineRuntime", "LivelineAMQP", "LivelineServices", "LivelineStore", "LivelineTestSupport", "LivelineCore",
+                "LivelineMessaging", "LivelineProducer", "LivelineModels",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
