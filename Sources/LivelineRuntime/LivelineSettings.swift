@@ -18,6 +18,19 @@ public struct LivelineSettings: Sendable {
     public var store: StoreLocation
     /// `liveline.api.*`: the token-registration api.
     public var api: APISettings
+    /// `liveline.ops.*`: where the translator and sender serve `/metrics`, `/healthz` and `/readyz`.
+    public var ops: OpsSettings
+
+    /// The ops port of a worker.
+    public struct OpsSettings: Sendable {
+        /// `liveline.ops.host`, default `127.0.0.1` (containers set `0.0.0.0`).
+        public var host: String
+        /// `liveline.ops.port`, default 9090.
+        public var port: Int
+        /// `liveline.ops.stall-after-seconds`, default 60: `/healthz` answers 503 when the work
+        /// loop holds work and has finished none for this long.
+        public var stallAfter: Duration
+    }
 
     /// Settings of the api process.
     public struct APISettings: Sendable {
@@ -57,6 +70,14 @@ public struct LivelineSettings: Sendable {
         } else if let path = config.string(forKey: "api.jwt.es256-public-key-file") {
             jwtKey = .es256(publicKeyPEM: try Self.read(path, for: "api.jwt.es256-public-key-file"))
         }
+        let opsPort = config.int(forKey: "ops.port", default: 9090)
+        guard (0...65535).contains(opsPort) else {
+            throw SettingsError("liveline.ops.port must be a port number (0 to 65535), not \(opsPort)")
+        }
+        let stall = config.int(forKey: "ops.stall-after-seconds", default: 60)
+        guard stall >= 1 else { throw SettingsError("liveline.ops.stall-after-seconds must be at least 1") }
+        self.ops = OpsSettings(
+            host: config.string(forKey: "ops.host", default: "127.0.0.1"), port: opsPort, stallAfter: .seconds(stall))
         self.api = APISettings(
             host: config.string(forKey: "api.host", default: "127.0.0.1"),
             port: config.int(forKey: "api.port", default: 8080),

@@ -16,6 +16,7 @@ struct APICommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = makeLogger("liveline.api", level: options.logLevel)
+        let metricsRegistry = metricsRegistry
         let settings = try await LivelineSettings.load(file: options.config)
         guard let key = settings.api.jwtKey else {
             throw ValidationError(
@@ -32,7 +33,8 @@ struct APICommand: AsyncParsableCommand {
             authentication: .init(key: verification, issuer: settings.api.issuer, audience: settings.api.audience))
         logger.info("starting api", metadata: ["store": "\(settings.store)", "port": "\(settings.api.port)"])
         try await settings.store.withStore(logger: logger) { store in
-            let app = try await buildApplication(configuration: configuration, store: store, logger: logger)
+            let app = try await buildApplication(
+                configuration: configuration, store: store, registry: metricsRegistry, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()

@@ -7,6 +7,8 @@ import LivelineMessaging
 import LivelineRuntime
 import LivelineServices
 import Logging
+import Metrics
+import Prometheus
 import ServiceLifecycle
 
 /// `liveline translator`: domain events in, push jobs out.
@@ -20,6 +22,8 @@ struct TranslatorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = makeLogger("liveline.translator", level: options.logLevel)
+        // Before any service creates its counters, so they all report to /metrics.
+        let metricsRegistry = metricsRegistry
         let config = try await LivelineSettings.reader(file: options.config)
         let settings = try LivelineSettings(config: config)
         let workers = try WorkerSettings(config: config)
@@ -28,11 +32,16 @@ struct TranslatorCommand: AsyncParsableCommand {
             let consumer = try await connect(settings.amqp, as: "translator-in", logger: logger)
             let publisher = try await connect(settings.amqp, as: "translator-out", logger: logger)
             try await publisher.declare(topology.amqp)
+            let health = WorkLoopHealth(stallAfter: settings.ops.stallAfter)
             let service = TranslatorService(
                 consumer: consumer, publisher: publisher, store: store,
-                translator: Translator(configuration: workers.translator), topology: topology, logger: logger)
+                translator: Translator(configuration: workers.translator), topology: topology, logger: logger,
+                health: health)
             let pruner = TracePruner(store: store, retention: workers.traceRetention, logger: logger)
-            try await runUntilSignalled([service, pruner], logger: logger)
+            let ops = OpsEndpoints(registry: metricsRegistry, health: health) {
+                [.broker("broker-consume", consumer), .broker("broker-publish", publisher), await .store(store)]
+            }.application(host: settings.ops.host, port: settings.ops.port, logger: logger)
+            try await runUntilSignalled([service, pruner, ops], logger: logger)
             await consumer.close()
             await publisher.close()
         }
@@ -50,6 +59,8 @@ struct SenderCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = makeLogger("liveline.sender", level: options.logLevel)
+        // Before any service creates its counters, so they all report to /metrics.
+        let metricsRegistry = metricsRegistry
         let config = try await LivelineSettings.reader(file: options.config)
         let settings = try LivelineSettings(config: config)
         let workers = try WorkerSettings(config: config)
@@ -64,13 +75,20 @@ struct SenderCommand: AsyncParsableCommand {
             let consuming = try await connect(settings.amqp, as: "sender-in", logger: logger)
             let publishing = try await connect(settings.amqp, as: "sender-out", logger: logger)
             try await publishing.declare(LivelineTopology().amqp)
+            let health = WorkLoopHealth(stallAfter: settings.ops.stallAfter)
             let service = SenderService(
                 consuming: consuming, publishing: publishing, clients: APNsClientDirectory(clients), store: store,
-                logger: logger)
+                logger: logger, health: health)
             var services: [any Service] = [service, TracePruner(store: store, retention: workers.traceRetention, logger: logger)]
             // The keeper consumes on a connection of its own, beside the sender's.
             let keeping = workers.keeperEnabled ? try await connect(settings.amqp, as: "dead-letter-keeper", logger: logger) : nil
             if let keeping { services.append(DeadLetterKeeper(connection: keeping, store: store, logger: logger)) }
+            services.append(OpsEndpoints(registry: metricsRegistry, health: health) {
+                var checks: [ReadinessCheck] = [.broker("broker-consume", consuming), .broker("broker-publish", publishing)]
+                if let keeping { checks.append(.broker("broker-keeper", keeping)) }
+                checks.append(await .store(store))
+                return checks
+            }.application(host: settings.ops.host, port: settings.ops.port, logger: logger))
             try await runUntilSignalled(services, logger: logger)
             await consuming.close()
             await publishing.close()
@@ -103,6 +121,14 @@ struct RunCommand: AsyncParsableCommand {
         if !report.succeeded { throw ExitCode.failure }
     }
 }
+
+/// The process's Prometheus registry, which swift-metrics reports into: every counter the
+/// translator, sender and api record is served on `/metrics`. Bootstrapped once, on first use.
+let metricsRegistry: PrometheusCollectorRegistry = {
+    let registry = PrometheusCollectorRegistry()
+    MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+    return registry
+}()
 
 func connect(_ configuration: AMQPConfiguration, as name: String, logger: Logger) async throws -> AMQPConnection {
     var configuration = configuration

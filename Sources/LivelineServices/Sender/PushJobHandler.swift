@@ -176,6 +176,7 @@ struct PushJobHandler: Sendable {
         case .delivered:
             if case .device(let token, _) = job.target { backoff.delivered(token) }
             metrics.finished("delivered")
+            metrics.delivered(eventMilliseconds: job.sequence, nowMilliseconds: EventTime(Date()).millisecondsSince1970)
             if job.isTerminal, case .channel(let key) = job.target, let channelID {
                 await closeChannel(job: job, key: key, channelID: channelID, client: client)
             }

@@ -5,6 +5,7 @@ import Synchronization
 ///
 /// - `liveline_sender_pushes_total{outcome, reason}`: every finished job.
 /// - `liveline_sender_send_duration_seconds`: APNs round trip of each send.
+/// - `liveline_e2e_latency_seconds`: from the event's time to APNs' 200, per delivered push.
 /// - `liveline_sender_retries_total{tier}`: jobs sent to a retry tier.
 /// - `liveline_sender_dead_letters_total{reason}`: jobs dead-lettered.
 /// - `liveline_sender_dropped_total{reason}`: jobs dropped before sending (expired, superseded).
@@ -13,6 +14,7 @@ import Synchronization
 final class SenderMetrics: Sendable {
     private let delivered = Counter(label: "liveline_sender_pushes_total", dimensions: [("outcome", "delivered"), ("reason", "")])
     private let sendDuration = Metrics.Timer(label: "liveline_sender_send_duration_seconds")
+    private let endToEnd = Metrics.Timer(label: "liveline_e2e_latency_seconds")
     private let traceFailures = Counter(label: "liveline_sender_trace_failures_total")
     private let recordFailures = Counter(label: "liveline_sender_record_failures_total")
     // Rare outcomes: created on first use and cached, keyed by their dimensions.
@@ -22,6 +24,11 @@ final class SenderMetrics: Sendable {
 
     func sent(durationNanoseconds: Int64) {
         sendDuration.recordNanoseconds(durationNanoseconds)
+    }
+
+    /// A push APNs accepted, for the end-to-end latency: the event's time, in Unix ms, to now.
+    func delivered(eventMilliseconds: Int64, nowMilliseconds: Int64) {
+        endToEnd.recordNanoseconds(max(0, nowMilliseconds - eventMilliseconds) * 1_000_000)
     }
 
     func finished(_ outcome: String, reason: String = "") {

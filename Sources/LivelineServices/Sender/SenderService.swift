@@ -28,6 +28,7 @@ public final class SenderService: Service {
     private let handler: PushJobHandler
     private let traces: TraceWriter
     private let logger: Logger
+    private let health: WorkLoopHealth
 
     /// Creates a sender. Opens nothing: consuming starts in ``run()``.
     ///
@@ -39,14 +40,17 @@ public final class SenderService: Service {
     ///   - store: tokens, activities, channels and traces.
     ///   - settings: queue names, prefetch, concurrency, back-off and trace batching.
     ///   - logger: never receives a full device token or a secret.
+    ///   - health: told when a job is taken and when its send is done, for `/healthz`.
     public init(
         consuming: AMQPConnection,
         publishing: AMQPConnection,
         clients: APNsClientDirectory,
         store: any SenderStore,
         settings: SenderSettings = SenderSettings(),
-        logger: Logger = Logger(label: "liveline.sender")
+        logger: Logger = Logger(label: "liveline.sender"),
+        health: WorkLoopHealth = WorkLoopHealth()
     ) {
+        self.health = health
         let metrics = SenderMetrics()
         let traces = TraceWriter(
             store: store, interval: settings.traceFlushInterval, batchSize: settings.traceBatchSize,
@@ -107,6 +111,7 @@ public final class SenderService: Service {
     /// for all of them once the consumer ends.
     private func sendAll(from consumer: AMQPConsumer) async {
         let handler = self.handler
+        let health = self.health
         let limit = settings.maximumSendsInFlight
         let lanes = ActivityLanes()
         await withTaskGroup(of: Void.self) { group in
@@ -120,7 +125,11 @@ public final class SenderService: Service {
                     inFlight += 1
                     // One activity's jobs go out in queue order; others run beside them.
                     let ticket = lanes.enter(activity: delivery.properties.headers[SenderHeaders.activity]?.stringValue)
-                    group.addTask { await lanes.run(ticket) { await handler.handle(delivery) } }
+                    health.began()
+                    group.addTask {
+                        await lanes.run(ticket) { await handler.handle(delivery) }
+                        health.finished()
+                    }
                 }
             } catch {
                 // The broker cancelled the consumer (queue deleted) or the connection was

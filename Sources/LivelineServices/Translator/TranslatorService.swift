@@ -20,6 +20,7 @@ import ServiceLifecycle
 public struct TranslatorService: Service {
     private let consumerConnection: AMQPConnection
     private let processor: BatchProcessor
+    private let health: WorkLoopHealth
     private let topology: LivelineTopology
     private let settings: TranslatorSettings
     private let logger: Logger
@@ -37,12 +38,15 @@ public struct TranslatorService: Service {
     ///   - settings: batching and retry settings.
     ///   - logger: logs at info and below; never full device tokens.
     ///   - metricsFactory: where the counters go; the global one by default.
+    ///   - health: told when a batch is taken and when it is settled, for `/healthz`.
     public init(
         consumer: AMQPConnection, publisher: AMQPConnection, store: any ActivityStore, translator: Translator,
         topology: LivelineTopology = LivelineTopology(), settings: TranslatorSettings = TranslatorSettings(),
-        logger: Logger, metricsFactory: any MetricsFactory = MetricsSystem.factory
+        logger: Logger, metricsFactory: any MetricsFactory = MetricsSystem.factory,
+        health: WorkLoopHealth = WorkLoopHealth()
     ) {
         let metrics = TranslatorMetrics(factory: metricsFactory)
+        self.health = health
         self.consumerConnection = consumer
         self.topology = topology
         self.settings = settings
@@ -63,20 +67,9 @@ public struct TranslatorService: Service {
             "translator.batch.max": "\(settings.maxBatchSize)",
         ])
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                do {
-                    for try await delivery in consumer { batcher.append(delivery) }
-                    batcher.finish()
-                } catch {
-                    batcher.finish(throwing: error)
-                }
-            }
-            group.addTask {
-                // Graceful shutdown stops new deliveries only; the loop below then works
-                // through what was received, and ends when the consumer sequence does.
-                try? await gracefulShutdown()
-                await consumer.cancel()
-            }
+            // Graceful shutdown stops new deliveries only; the loop below then works
+            // through what was received, and ends when the consumer sequence does.
+            batcher.fill(from: consumer, in: &group)
             try await processBatches(from: batcher)
             group.cancelAll()
         }
@@ -162,10 +155,11 @@ public struct TranslatorService: Service {
     private func receiveAndParse(
         from batcher: DeliveryBatcher
     ) -> Task<(batch: [AMQPDelivery], parsed: BatchProcessor.ParsedBatch, received: ContinuousClock.Instant)?, any Error> {
-        Task { [processor, settings] in
+        Task { [processor, settings, health] in
             guard let batch = try await batcher.nextBatch(maxSize: settings.maxBatchSize, linger: settings.linger) else {
                 return nil
             }
+            health.began(batch.count)
             let received = ContinuousClock.now
             return (batch, await processor.parse(batch.map {
                 .init(
@@ -183,6 +177,7 @@ public struct TranslatorService: Service {
         do {
             try await processor.confirm(prepared, receipt: receipt)
             for delivery in batch { delivery.ack() }
+            health.finished(batch.count)
             metrics.batchDuration.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - started))
         } catch {
             await fail(batch, error: error)
@@ -193,6 +188,7 @@ public struct TranslatorService: Service {
         // Once per batch, with the error only: errors from the store and the AMQP layer
         // carry no tokens or credentials.
         for delivery in batch { delivery.nack(requeue: true) }
+        health.finished(batch.count)
         metrics.failedBatches.increment()
         logger.error("batch failed; requeued", metadata: [
             "translator.batch.size": "\(batch.count)", "translator.error": "\(error)",
