@@ -98,8 +98,8 @@ struct DLQBench: AsyncParsableCommand {
             ("--domain score", .init(domain: "score")),
             ("--activity r-4242", .init(activityID: "r-4242")),
             ("--since 1h", .init(since: now.addingTimeInterval(-3600))),
-            ("--reason retries-exhausted --domain ride --since 24h",
-             .init(reason: "retries-exhausted", domain: "ride", since: now.addingTimeInterval(-86_400))),
+            ("--reason BadDeviceToken --domain ride --since 24h",
+             .init(reason: "BadDeviceToken", domain: "ride", since: now.addingTimeInterval(-86_400))),
         ]
         for (label, filter) in queries {
             var times: [Double] = []
@@ -118,11 +118,13 @@ struct DLQBench: AsyncParsableCommand {
 
         // 3. dlq replay: half events, half push jobs for activities with a registered token.
         let jobs = replay / 2
+        // The activities' last event is the letters' own (same second), so none is superseded.
+        let applied = Date(timeIntervalSince1970: TimeInterval(Int64(now.timeIntervalSince1970) - 60))
         for start in stride(from: 0, to: jobs, by: 500) {
             let ids = (start..<min(start + 500, jobs)).map { "replay-\($0)" }
             _ = try await store.applyChanges(ids.map {
                 ActivityChange(activityID: $0, domain: "ride", attributesType: "RideAttributes", userID: "u-1",
-                               attributes: nil, contentState: "{}", eventTime: now.addingTimeInterval(-60), end: nil)
+                               attributes: nil, contentState: "{}", eventTime: applied, end: nil)
             })
         }
         for index in 0..<jobs {

@@ -15,7 +15,7 @@ struct APICommand: AsyncParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() async throws {
-        let logger = makeLogger("liveline.api", level: options.logLevel)
+        let logger = options.logger("liveline.api")
         let metricsRegistry = metricsRegistry
         let settings = try await LivelineSettings.load(file: options.config)
         guard let key = settings.api.jwtKey else {
@@ -40,10 +40,4 @@ struct APICommand: AsyncParsableCommand {
             try await group.run()
         }
     }
-}
-
-func makeLogger(_ label: String, level: String) -> Logger {
-    var logger = Logger(label: label)
-    logger.logLevel = Logger.Level(rawValue: level) ?? .info
-    return logger
 }

@@ -31,7 +31,7 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
     var fault: [String] = []
 
     func run() async throws {
-        let logger = makeLogger("liveline.apns-sim", level: options.logLevel)
+        let logger = options.logger("liveline.apns-sim")
         let simulator = try APNsSimulator(
             configuration: .init(
                 host: host, port: port, useTLS: !plaintext, maximumConcurrentStreams: maxStreams,

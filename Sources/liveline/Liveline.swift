@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import LivelineRuntime
+import Logging
 
 @main
 struct Liveline: AsyncParsableCommand {
@@ -24,4 +26,24 @@ struct CommonOptions: ParsableArguments {
 
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
+
+    @Option(name: .long, help: "Log format: text, or json (one object per line) for log pipelines. Default: LIVELINE_LOG_FORMAT, else text.")
+    var logFormat: String = ProcessInfo.processInfo.environment["LIVELINE_LOG_FORMAT"] ?? "text"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical, not \(logLevel)")
+        }
+        guard LogFormat(rawValue: logFormat) != nil else {
+            throw ValidationError("--log-format (or LIVELINE_LOG_FORMAT) must be text or json, not \(logFormat)")
+        }
+    }
+
+    /// A logger at the chosen level, after the chosen format is set for the whole process.
+    func logger(_ label: String) -> Logger {
+        (LogFormat(rawValue: logFormat) ?? .text).bootstrap()
+        var logger = Logger(label: label)
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        return logger
+    }
 }

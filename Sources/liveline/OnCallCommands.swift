@@ -185,7 +185,7 @@ struct DLQCommand: AsyncParsableCommand {
         @OptionGroup var options: CommonOptions
 
         func run() async throws {
-            let logger = makeLogger("liveline.keeper", level: options.logLevel)
+            let logger = options.logger("liveline.keeper")
             let settings = try await LivelineSettings.load(file: options.config)
             try await settings.store.withStore(logger: logger) { store in
                 let connection = try await connect(settings.amqp, as: "dead-letter-keeper", logger: logger)
@@ -371,7 +371,7 @@ func withOnCallStore(_ options: CommonOptions, _ body: (any ActivityStore) async
 /// On-call commands print their answer on standard output; their log stays at warning
 /// unless --log-level asks for debug or trace.
 func onCallLogger(_ options: CommonOptions) -> Logger {
-    var logger = makeLogger("liveline.oncall", level: options.logLevel)
+    var logger = options.logger("liveline.oncall")
     if logger.logLevel > .debug { logger.logLevel = max(logger.logLevel, .warning) }
     return logger
 }

@@ -21,7 +21,7 @@ struct TranslatorCommand: AsyncParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() async throws {
-        let logger = makeLogger("liveline.translator", level: options.logLevel)
+        let logger = options.logger("liveline.translator")
         // Before any service creates its counters, so they all report to /metrics.
         let metricsRegistry = metricsRegistry
         let config = try await LivelineSettings.reader(file: options.config)
@@ -58,7 +58,7 @@ struct SenderCommand: AsyncParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() async throws {
-        let logger = makeLogger("liveline.sender", level: options.logLevel)
+        let logger = options.logger("liveline.sender")
         // Before any service creates its counters, so they all report to /metrics.
         let metricsRegistry = metricsRegistry
         let config = try await LivelineSettings.reader(file: options.config)
@@ -111,7 +111,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for every push.") var timeout = 60
 
     func run() async throws {
-        var logger = makeLogger("liveline.run", level: options.logLevel)
+        var logger = options.logger("liveline.run")
         logger.logLevel = max(logger.logLevel, .notice)
         let settings = try await LivelineSettings.load(file: options.config)
         print("Liveline quickstart: broker \(settings.amqp), store sqlite:\(store), APNs simulator on loopback (HTTP/2 + TLS)")

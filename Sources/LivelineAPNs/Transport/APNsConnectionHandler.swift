@@ -33,6 +33,8 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     private var nextStreamID: UInt32 = 1
     private var isReady = false
     private var isClosed = false
+    /// Why the channel failed (a TLS handshake error, a reset), for the pool's log.
+    private var failure: (any Error)?
     private var prefaceSent = false
     /// Set when the server sent GOAWAY: streams above it were not processed.
     private var goAwayLastStreamID: UInt32?
@@ -113,13 +115,14 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             request.continuation.resume(throwing: failure(for: streamID, resetCode: nil))
         }
         if let connection {
-            pool.connectionClosed(connection.id, wasReady: isReady)
+            pool.connectionClosed(connection.id, wasReady: isReady, error: failure)
         }
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // TLS or socket errors end the connection; channelInactive fails what was in flight.
+        if failure == nil { failure = error }
         context.close(promise: nil)
     }
 

@@ -10,6 +10,7 @@ enum APNsLogKey: String {
     case host = "apns.host"
     case error = "apns.error"
     case why = "apns.why"
+    case failures = "apns.failures"
 }
 
 extension Logger.Metadata {

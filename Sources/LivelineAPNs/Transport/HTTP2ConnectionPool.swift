@@ -12,6 +12,9 @@ final class HTTP2ConnectionPool: Sendable {
     private struct State {
         var machine: ConnectionPoolStateMachine
         var connections: [Int: HTTP2Connection] = [:]
+        /// Connections that failed before they were ready since the last error logged.
+        var failuresUnreported = 0
+        var lastFailureReport: NIODeadline?
         var waiters: [Int: CheckedContinuation<HTTP2Connection, any Error>] = [:]
         /// Waiter ids handed out whose continuation is not registered yet.
         var registering: Set<Int> = []
@@ -143,8 +146,9 @@ final class HTTP2ConnectionPool: Sendable {
         transition { $0.goingAway(id) }
     }
 
-    func connectionClosed(_ id: Int, wasReady: Bool) {
+    func connectionClosed(_ id: Int, wasReady: Bool, error: (any Error)? = nil) {
         logger.debug("apns connection closed", metadata: .init([.connection: "\(id)", .wasReady: "\(wasReady)"]))
+        if !wasReady { connectionFailed(id, error: error) }
         let actions = state.withLockedValue { state in
             state.connections[id] = nil
             return state.machine.closed(id)
@@ -217,8 +221,30 @@ final class HTTP2ConnectionPool: Sendable {
             configuration: configuration,
             pool: self
         ).whenFailure { [self] error in
-            logger.info("apns connect failed", metadata: .init([.connection: "\(id)", .error: "\(error)"]))
-            connectionClosed(id, wasReady: false)
+            connectionClosed(id, wasReady: false, error: error)
         }
+    }
+
+    /// A connection that never became ready (refused, TLS handshake failed, no HTTP/2): no push
+    /// can go out through it, so this is an error at the default log level, with its cause.
+    /// Repeats are summed into one line per 30 seconds, so a broken endpoint does not flood.
+    private func connectionFailed(_ id: Int, error: (any Error)?) {
+        let now = NIODeadline.now()
+        let report: Int? = state.withLockedValue { state in
+            state.failuresUnreported += 1
+            if let last = state.lastFailureReport, now - last < .seconds(30) { return nil }
+            defer {
+                state.failuresUnreported = 0
+                state.lastFailureReport = now
+            }
+            return state.failuresUnreported
+        }
+        guard let failures = report else { return }
+        logger.error(
+            "apns connection failed before it was ready; pushes wait and are retried",
+            metadata: .init([
+                .connection: "\(id)", .host: "\(endpoint.host):\(endpoint.port)",
+                .error: "\(error.map { "\($0)" } ?? "closed by the server during setup")", .failures: "\(failures)",
+            ]))
     }
 }
