@@ -24,6 +24,10 @@ public final class APNsClient: Sendable {
     private let channelManagementEndpoint: APNsEndpoint
     private let pushPool: HTTP2ConnectionPool
     private let channelPool: HTTP2ConnectionPool
+
+    /// The push connections now: how many are open, and whether opening them keeps failing
+    /// (a wrong CA, a refused port), for `/readyz`.
+    public var connectionStatus: APNsConnectionStatus { pushPool.connectionStatus }
     private let maximumUnprocessedRetries: Int
     private let logger: Logger
     private let allocator = ByteBufferAllocator()

@@ -86,6 +86,7 @@ struct SenderCommand: AsyncParsableCommand {
             services.append(OpsEndpoints(registry: metricsRegistry, health: health) {
                 var checks: [ReadinessCheck] = [.broker("broker-consume", consuming), .broker("broker-publish", publishing)]
                 if let keeping { checks.append(.broker("broker-keeper", keeping)) }
+                checks += clients.map(ReadinessCheck.apns)
                 checks.append(await .store(store))
                 return checks
             }.application(host: settings.ops.host, port: settings.ops.port, logger: logger))

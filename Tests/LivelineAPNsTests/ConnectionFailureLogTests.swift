@@ -27,6 +27,8 @@ import Testing
             _ = try await client.send(
                 APNsLiveActivityPush(deviceToken: randomDeviceToken(), payload: liveActivityPayload(), priority: .low))
         }
+        let status = client.connectionStatus
+        #expect(status.openConnections == 0 && status.consecutiveFailures >= 1 && status.lastFailure != nil)
         await client.shutdown()
         try await simulator.stop()
         let errors = handler.entries.filter { $0.level == .error }

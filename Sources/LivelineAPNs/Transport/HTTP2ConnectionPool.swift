@@ -15,6 +15,9 @@ final class HTTP2ConnectionPool: Sendable {
         /// Connections that failed before they were ready since the last error logged.
         var failuresUnreported = 0
         var lastFailureReport: NIODeadline?
+        /// Connections that failed before they were ready since one last became ready.
+        var consecutiveFailures = 0
+        var lastFailure: String?
         var waiters: [Int: CheckedContinuation<HTTP2Connection, any Error>] = [:]
         /// Waiter ids handed out whose continuation is not registered yet.
         var registering: Set<Int> = []
@@ -131,6 +134,7 @@ final class HTTP2ConnectionPool: Sendable {
         logger.debug("apns connection ready", metadata: .init([.connection: "\(connection.id)", .maximumStreams: "\(maximumStreams)"]))
         let actions = state.withLockedValue { state in
             state.connections[connection.id] = connection
+            state.consecutiveFailures = 0
             return state.machine.connectionReady(connection.id, maximumStreams: maximumStreams)
         }
         perform(actions)
@@ -154,6 +158,15 @@ final class HTTP2ConnectionPool: Sendable {
             return state.machine.closed(id)
         }
         perform(actions)
+    }
+
+    /// Open connections, and failures to open one since one last became ready.
+    var connectionStatus: APNsConnectionStatus {
+        state.withLockedValue { state in
+            APNsConnectionStatus(
+                openConnections: state.connections.count, consecutiveFailures: state.consecutiveFailures,
+                lastFailure: state.lastFailure)
+        }
     }
 
     /// Closes every connection and fails waiting requests.
@@ -230,7 +243,10 @@ final class HTTP2ConnectionPool: Sendable {
     /// Repeats are summed into one line per 30 seconds, so a broken endpoint does not flood.
     private func connectionFailed(_ id: Int, error: (any Error)?) {
         let now = NIODeadline.now()
+        let cause = error.map { "\($0)" } ?? "closed by the server during setup"
         let report: Int? = state.withLockedValue { state in
+            state.consecutiveFailures += 1
+            state.lastFailure = cause
             state.failuresUnreported += 1
             if let last = state.lastFailureReport, now - last < .seconds(30) { return nil }
             defer {
@@ -244,7 +260,7 @@ final class HTTP2ConnectionPool: Sendable {
             "apns connection failed before it was ready; pushes wait and are retried",
             metadata: .init([
                 .connection: "\(id)", .host: "\(endpoint.host):\(endpoint.port)",
-                .error: "\(error.map { "\($0)" } ?? "closed by the server during setup")", .failures: "\(failures)",
+                .error: "\(cause)", .failures: "\(failures)",
             ]))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import LivelineAMQP
+import LivelineAPNs
 import LivelineServices
 import LivelineStore
 import Logging
@@ -28,6 +29,19 @@ public struct ReadinessCheck: Sendable, Encodable, Hashable {
             ReadinessCheck(name: name, ready: false, detail: "reconnecting (attempt \(attempt)): \(error)")
         case .closed: ReadinessCheck(name: name, ready: false, detail: "closed")
         }
+    }
+
+    /// Not ready while no push connection is open and the last attempts to open one failed
+    /// (a wrong CA file, a refused port): no push could go out.
+    public static func apns(_ client: APNsClient) -> ReadinessCheck {
+        let status = client.connectionStatus
+        let name = "apns \(client.bundleID)"
+        if status.isFailing {
+            return ReadinessCheck(
+                name: name, ready: false,
+                detail: "\(status.consecutiveFailures) connection(s) failed before ready; last: \(status.lastFailure ?? "?")")
+        }
+        return ReadinessCheck(name: name, ready: true, detail: "\(status.openConnections) connection(s) open")
     }
 
     /// Ready when the store answers a read within `timeout`.

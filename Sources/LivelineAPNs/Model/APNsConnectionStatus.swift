@@ -1,0 +1,19 @@
+/// Whether an APNs client can reach APNs, as readiness sees it.
+public struct APNsConnectionStatus: Sendable, Hashable {
+    /// Connections open now.
+    public var openConnections: Int
+    /// Connections that failed before they were ready (refused, TLS handshake, no HTTP/2)
+    /// since one last became ready.
+    public var consecutiveFailures: Int
+    /// The cause of the last such failure.
+    public var lastFailure: String?
+
+    public init(openConnections: Int, consecutiveFailures: Int, lastFailure: String?) {
+        self.openConnections = openConnections
+        self.consecutiveFailures = consecutiveFailures
+        self.lastFailure = lastFailure
+    }
+
+    /// No connection is open and the last attempts all failed: no push can go out.
+    public var isFailing: Bool { openConnections == 0 && consecutiveFailures >= 2 }
+}
