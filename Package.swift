@@ -332,6 +332,7 @@ let package = Package(
                 "LivelineRuntime", "LivelineAMQP", "LivelineServices", "LivelineStore", "LivelineTestSupport", "LivelineCore",
                 "LivelineMessaging", "LivelineProducer", "LivelineModels",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),

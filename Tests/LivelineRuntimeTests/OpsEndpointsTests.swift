@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import GRDB
 import Hummingbird
@@ -17,17 +18,17 @@ import Prometheus
 import ServiceLifecycle
 import Synchronization
 import Testing
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// The ops port of a real translator: /healthz follows a loop blocked on its store, /readyz
 /// follows the broker, /metrics serves what the translator counted.
 @Suite(.timeLimit(.minutes(2)))
 struct OpsEndpointsTests {
+    /// One GET with a hard deadline, so a test can fail but never hang.
     static func get(_ port: Int, _ path: String) async throws -> (status: Int, body: String) {
-        let (data, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)\(path)")!)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+        let response = try await HTTPClient.shared.execute(
+            HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)"), timeout: .seconds(5))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return (Int(response.status.code), String(buffer: body))
     }
 
     /// A translator on its own topology with a SQLite store, its ops server on a free port.

@@ -143,8 +143,11 @@ struct DeadLetterPipelineTests {
 
                 // The refused activity's story, in order: the 500 and its retry, the delivery after
                 // it, the refusal and its dead letter with the keeper's line, then the replay's skip.
-                try await eventually("the flaky device got its push") { !harness.simulator.deliveries(toDevice: flaky).isEmpty }
-                try await Task.sleep(for: .milliseconds(100))
+                // The delivery's line follows the sender's group commit: wait for it, not a fixed time.
+                try await eventually("the flaky device's delivery traced") {
+                    try await harness.store.traceLines(activityID: "r-refused", after: 0, limit: 100)
+                        .contains { $0.entry.detail.contains("delivered (200), attempt 2") }
+                }
                 let story = try await harness.store.traceLines(activityID: "r-refused", after: 0, limit: 100).map(\.entry)
                 func position(_ kind: TraceEntry.Kind, _ text: String) -> Int? {
                     story.firstIndex { $0.kind == kind && $0.detail.contains(text) }
@@ -172,6 +175,8 @@ struct DeadLetterPipelineTests {
             let group = ServiceGroup(configuration: .init(services: [.init(service: keeper)], logger: Broker.logger))
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
+                // Whatever happens below, the keeper stops, so a failure never hangs the run.
+                defer { Task { await group.triggerGracefulShutdown() } }
                 let valid = try Events.ride("r-bad", .driverAssigned, at: 0).encoded(source: "//tests")
                 let unknownDomain = Data(String(decoding: valid, as: UTF8.self)
                     .replacingOccurrences(of: "\"ride.status\"", with: "\"boat.status\"").utf8)
