@@ -169,8 +169,10 @@ struct SimulatorWireTests {
             #expect(simulator.statistics.maximumObservedConcurrentStreams == 1)
 
             var oversized = ByteBuffer()
+            // The header alone breaks the limit. Sending the 20,000 bytes too left them unread
+            // in the server's socket at its close, and the kernel's reset then sometimes beat
+            // the GOAWAY to this reader on a loaded machine.
             HTTP2Wire.writeFrameHeader(length: 20_000, type: .data, streamID: 1, to: &oversized)
-            oversized.writeRepeatingByte(0, count: 20_000)
             try await connection.send(oversized)
             let goAway = try await connection.frame(.goAway).match
             #expect(goAway.flatMap { $0.payload.getInteger(at: $0.payload.readerIndex + 4, as: UInt32.self) }
