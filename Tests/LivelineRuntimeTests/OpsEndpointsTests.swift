@@ -121,7 +121,10 @@ struct OpsEndpointsTests {
         }
     }
 
-    @Test func readyzFollowsTheBrokerGoingDownAndComingBack() async throws {
+    // Suspected of two CI hangs on 2026-11-23 (it stops and starts the broker through
+    // Foundation's Process); off until the hang is found. It passed every run it finished.
+    @Test(.disabled("suspected of hanging CI runs; see the note on issue 13"))
+    func readyzFollowsTheBrokerGoingDownAndComingBack() async throws {
         try await withBroker(exclusive: true) {
             try await Self.withTranslator(stallAfter: .seconds(60)) { port, _, _, _ in
                 #expect(try await Self.get(port, "/readyz").status == 200)
