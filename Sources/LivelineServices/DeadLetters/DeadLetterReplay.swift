@@ -62,9 +62,14 @@ public struct DeadLetterReplay: Sendable {
 
     /// How many letters a replay with these options would take.
     public func count(matching filter: DeadLetterFilter, force: Bool) async throws -> Int {
+        try await store.deadLetterCounts(matching: Self.replayable(filter, force: force)).values.reduce(0, +)
+    }
+
+    /// The letters a replay takes: pending ones, unless forced or a state is asked for.
+    static func replayable(_ filter: DeadLetterFilter, force: Bool) -> DeadLetterFilter {
         var filter = filter
         if !force, filter.state == nil { filter.state = .pending }
-        return try await store.deadLetterCounts(matching: filter).values.reduce(0, +)
+        return filter
     }
 
     /// Replays up to `limit` letters matching `filter`, calling `progress` after each batch
@@ -75,8 +80,7 @@ public struct DeadLetterReplay: Sendable {
     ) async throws -> Summary {
         var summary = Summary(dryRun: dryRun)
         if dryRun {
-            var pending = filter
-            if !force, pending.state == nil { pending.state = .pending }
+            let pending = Self.replayable(filter, force: force)
             // Oldest first, as a real replay claims them, so the preview shows what it will do.
             let matching = try await store.deadLetterCounts(matching: pending).values.reduce(0, +)
             let letters = try await store.deadLetters(matching: pending, limit: matching).reversed().prefix(limit)
