@@ -42,7 +42,7 @@ struct BrokerFailureTests {
                 }
             }
             try await Task.sleep(for: .milliseconds(500))
-            try Broker.control("restart")
+            try await Broker.control("restart")
             restarted.withLock { $0 = true }
 
             let confirmed = try await publishing.value
@@ -68,7 +68,7 @@ struct BrokerFailureTests {
             let queue = Broker.unique("frozen")
             try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
 
-            try Broker.control("pause")
+            try await Broker.control("pause")
             let frozenAt = ContinuousClock.now
             do {
                 try await eventually(timeout: .seconds(15), "the connection notices the frozen broker") {
@@ -76,11 +76,11 @@ struct BrokerFailureTests {
                     return false
                 }
             } catch {
-                try Broker.control("resume")
+                try await Broker.control("resume")
                 throw error
             }
             let detectedAfter = ContinuousClock.now - frozenAt
-            try Broker.control("resume")
+            try await Broker.control("resume")
             // 2 × heartbeat, plus the poll interval (heartbeat / 4) and scheduling slack.
             #expect(detectedAfter <= heartbeat * 2 + .milliseconds(1500), "detected after \(detectedAfter)")
             #expect(detectedAfter >= heartbeat, "detected after \(detectedAfter): too early to be a heartbeat miss")
@@ -131,7 +131,7 @@ struct BrokerFailureTests {
             try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
             try await connection.publish(message("before", to: queue))
 
-            try Broker.control("alarm", "on")
+            try await Broker.control("alarm", "on")
             do {
                 // RabbitMQ blocks a connection on its next publish once the alarm is on.
                 let probe = Task { try await connection.publish(message("probe", to: queue)) }
@@ -139,11 +139,11 @@ struct BrokerFailureTests {
                 let waiting = Task { try await connection.publish(message("during", to: queue)) }
                 try await Task.sleep(for: .seconds(1))
                 #expect(connection.state == .connected, "a blocked connection is not a broken one")
-                try Broker.control("alarm", "off")
+                try await Broker.control("alarm", "off")
                 try await probe.value
                 try await waiting.value
             } catch {
-                try? Broker.control("alarm", "off")
+                try? await Broker.control("alarm", "off")
                 throw error
             }
             try await eventually("connection.unblocked arrives") { !connection.isBlocked }

@@ -32,18 +32,18 @@ public enum Broker {
     }
 
     /// Runs `scripts/rabbitmq <action>` (start, stop, restart, pause, resume, alarm on|off).
-    public static func control(_ action: String...) throws {
+    ///
+    /// The script is spawned with `posix_spawn` and waited for on a thread of its own:
+    /// Foundation's `Process` blocked a cooperative thread in `waitUntilExit`, and two CI
+    /// runs that used it hung with its run-loop thread still alive.
+    public static func control(_ action: String...) async throws {
         let script =
             environment["LIVELINE_RABBITMQ_CTL"]
             ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
                 "../../scripts/rabbitmq"
             ).path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: script)
-        process.arguments = action
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "scripts/rabbitmq \(action.joined(separator: " ")) failed")
+        let status = try await ChildProcess.run(script, arguments: action)
+        try #require(status == 0, "scripts/rabbitmq \(action.joined(separator: " ")) exited with \(status)")
     }
 
     public static var logger: Logger {
@@ -60,6 +60,8 @@ public enum Broker {
 /// Tests that stop or freeze the broker run alone; every other broker test shares it.
 public actor BrokerGate {
     public static let shared = BrokerGate()
+    /// Whether the current task holds the gate, and alone (`true`) or shared (`false`).
+    @TaskLocal static var held: Bool?
     private var readers = 0
     private var writer = false
     private var waiters: [(exclusive: Bool, continuation: CheckedContinuation<Void, Never>)] = []
@@ -90,10 +92,20 @@ public actor BrokerGate {
     }
 }
 
+/// Runs `body` holding the broker gate: shared, or alone when `exclusive`.
+///
+/// Reentrant: a task that already holds the gate (a test inside `withBroker` calling a
+/// harness that also uses it) runs `body` at once. Acquiring again would queue behind a
+/// waiting exclusive test, which waits for this task to leave: the deadlock that hung CI
+/// runs on 2026-11-23 after the other tests had finished.
 public func withBroker<T>(exclusive: Bool = false, _ body: () async throws -> T) async throws -> T {
+    if let held = BrokerGate.held {
+        precondition(held || !exclusive, "a test holding the broker gate shared cannot take it alone")
+        return try await body()
+    }
     await BrokerGate.shared.acquire(exclusive: exclusive)
     do {
-        let result = try await body()
+        let result = try await BrokerGate.$held.withValue(exclusive) { try await body() }
         await BrokerGate.shared.release(exclusive: exclusive)
         return result
     } catch {
