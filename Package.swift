@@ -111,6 +111,7 @@ let package = Package(
         .target(
             name: "LivelineStore",
             dependencies: [
+                "LivelineModels",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -120,6 +121,7 @@ let package = Package(
         .target(
             name: "LivelineAPI",
             dependencies: [
+                "LivelineModels",
                 "LivelineStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -330,7 +332,8 @@ let package = Package(
             name: "LivelineRuntimeTests",
             dependencies: [
                 "LivelineRuntime", "LivelineAMQP", "LivelineServices", "LivelineStore", "LivelineTestSupport", "LivelineCore",
-                "LivelineMessaging", "LivelineProducer", "LivelineModels",
+                "LivelineMessaging", "LivelineProducer", "LivelineModels", "LivelineAPNs", "APNsSimulator",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),

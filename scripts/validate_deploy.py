@@ -339,8 +339,16 @@ def known_settings(root: Path) -> set[str]:
     string literals of Sources/ that look like dotted setting keys."""
     keys = set()
     for path in (root / "Sources").rglob("*.swift"):
-        keys.update(re.findall(r"\"([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+)\"", path.read_text()))
+        text = path.read_text()
+        keys.update(re.findall(r"\"([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+)\"", text))
+        # One-word keys (liveline.apps) are taken where they are read.
+        keys.update(re.findall(r"forKey:\s*\"([a-z][a-z0-9-]*)\"", text))
     return keys
+
+
+# An app's settings, liveline.app.<name>.<key> (Sources/LivelineRuntime/APNsSettings.swift
+# builds these keys from the app's name, so they are not whole literals there).
+APP_SETTING = re.compile(r"LIVELINE_APP_[A-Z0-9]+_(BUNDLE_ID|TEAM_ID|KEY_ID|KEY|KEY_FILE|ENVIRONMENT)")
 
 
 def setting_variable(key: str) -> str:
@@ -352,7 +360,7 @@ def check_variable(name: str, keys: set[str], report: Report, where: str) -> Non
         return
     variables = {setting_variable(k): k for k in keys}
     variables.update({setting_variable(k) + "_FILE": k for k in keys})
-    if name in variables:
+    if name in variables or APP_SETTING.fullmatch(name):
         report.check(True, f"{where}: {name} is a setting")
         return
     pending = {setting_variable(k): k for k in PENDING_SETTINGS}
@@ -766,11 +774,13 @@ MUTATIONS = [
     ("an option `liveline translator` does not take in a Deployment", "deploy/kubernetes/base/translator.yaml",
      'args: ["translator", "--log-level", "info"]', 'args: ["translator", "--loglevel", "info"]', "runs `liveline translator"),
     ("a misspelled setting in the ConfigMap", "deploy/kubernetes/base/kustomization.yaml",
-     "- LIVELINE_APNS_ENDPOINT=sandbox", "- LIVELINE_APNS_ENDPOIN=sandbox", "LIVELINE_APNS_ENDPOIN"),
+     "- LIVELINE_APPS=main", "- LIVELINE_APSS=main", "LIVELINE_APSS"),
     ("an unknown subcommand in docker-compose.yml", "docker-compose.yml",
      'command: ["sender", "--log-level", "info"]', 'command: ["senders", "--log-level", "info"]', "compose: sender runs"),
     ("an option `liveline apns-sim` does not take in docker-compose.yml", "docker-compose.yml",
      "      - --certificate-out\n", "      - --certificate-file\n", "compose: apns-sim runs"),
+    ("a misspelled app setting in docker-compose.yml", "docker-compose.yml",
+     "LIVELINE_APP_DEMO_BUNDLE_ID:", "LIVELINE_APP_DEMO_BUNDLEID:", "LIVELINE_APP_DEMO_BUNDLEID"),
     ("a misspelled setting in docker-compose.yml", "docker-compose.yml",
      "LIVELINE_APNS_CA_FILE:", "LIVELINE_APNS_CAFILE:", "LIVELINE_APNS_CAFILE"),
     ("a compose file docker-compose rejects", "docker-compose.yml",

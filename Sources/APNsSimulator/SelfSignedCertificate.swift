@@ -11,8 +11,12 @@ struct SelfSignedCertificate: Sendable {
 
     static func generate() throws -> SelfSignedCertificate {
         let key = P256.Signing.PrivateKey()
+        // A name of its own: a CA file that trusts two simulators (one playing production,
+        // one the sandbox) is looked up by subject, and two equal subjects would shadow
+        // each other.
+        let suffix = (0..<4).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         let name = try DistinguishedName {
-            CommonName("Liveline APNs Simulator")
+            CommonName("Liveline APNs Simulator \(suffix)")
             OrganizationName("Liveline")
         }
         let now = Date()

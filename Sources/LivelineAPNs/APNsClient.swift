@@ -36,16 +36,20 @@ public final class APNsClient: Sendable {
     ///   - configuration: app credentials, endpoints and pool settings.
     ///   - eventLoopGroup: shared by every client of the process; defaults to NIO's singleton.
     ///   - clock: wall clock for provider tokens (inject ``ManualWallClock`` in tests).
+    ///   - tokenSigner: a signer shared with the other clients of the same key (other apps of
+    ///     the team, the other environment), so one provider token is minted per key; nil
+    ///     makes one from the configuration's key.
     ///   - logger: never receives the key, the token, or a full device token.
     public init(
         configuration: APNsClientConfiguration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         clock: any WallClock = SystemWallClock(),
+        tokenSigner: APNsTokenSigner? = nil,
         logger: Logger = Logger(label: "liveline.apns")
     ) throws {
         self.bundleID = configuration.bundleID
         self.liveActivityTopic = configuration.liveActivityTopic
-        self.tokenSigner = try APNsTokenSigner(
+        self.tokenSigner = try tokenSigner ?? APNsTokenSigner(
             teamID: configuration.teamID,
             keyID: configuration.keyID,
             privateKeyPEM: configuration.privateKeyPEM,

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineModels
 
 /// One push to send: the message from the translator to the sender on
 /// `liveline.push`. Everything the sender needs is here; it never re-translates.
@@ -100,9 +101,12 @@ extension PushJob {
         writer.raw(#","attributesType":"#); writer.string(attributesType)
         writer.raw(#","target":"#)
         switch target {
-        case .device(let token, let kind):
+        case .device(let token, let kind, let environment):
             writer.raw(#"{"device":{"token":"#); writer.string(token)
             writer.raw(#","kind":"#); writer.string(kind.rawValue)
+            if environment != .production {
+                writer.raw(#","environment":"#); writer.string(environment.rawValue)
+            }
             writer.raw("}}")
         case .channel(let key):
             writer.raw(#"{"channel":{"key":"#); writer.string(key)
@@ -236,7 +240,13 @@ extension PushJob {
                 guard let kind = PushTarget.DeviceTokenKind(rawValue: try Self.string(device["kind"], "target.device.kind")) else {
                     throw Self.invalid("target.device.kind", "is not update or pushToStart")
                 }
-                return .device(token: try Self.string(device["token"], "target.device.token"), kind: kind)
+                var environment = APNsEnvironment.production
+                if device["environment"] != nil {
+                    guard let named = APNsEnvironment(rawValue: try Self.string(device["environment"], "target.device.environment"))
+                    else { throw Self.invalid("target.device.environment", "is not production or sandbox") }
+                    environment = named
+                }
+                return .device(token: try Self.string(device["token"], "target.device.token"), kind: kind, environment: environment)
             }
             if let channel = target["channel"] {
                 return .channel(key: try Self.string(channel["key"], "target.channel.key"))

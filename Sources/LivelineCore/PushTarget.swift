@@ -1,10 +1,12 @@
+import LivelineModels
+
 /// Where one push goes.
 ///
-/// JSON (in a push job): `{"device": {"token": "<hex>", "kind": "update"}}` or
-/// `{"channel": {"key": "<activity id>"}}`.
+/// JSON (in a push job): `{"device": {"token": "<hex>", "kind": "update", "environment":
+/// "sandbox"}}` (`environment` absent for production) or `{"channel": {"key": "<activity id>"}}`.
 public enum PushTarget: Hashable, Sendable {
-    /// A device token: `POST /3/device/<token>`.
-    case device(token: String, kind: DeviceTokenKind)
+    /// A device token: `POST /3/device/<token>` on the host of the token's environment.
+    case device(token: String, kind: DeviceTokenKind, environment: APNsEnvironment = .production)
     /// The broadcast channel of (the job's domain, `key`), one per activity, e.g. per game:
     /// `POST /4/broadcasts/apps/<bundleId>` with its `apns-channel-id`. The sender looks the
     /// channel up, opens it at APNs on first use and deletes it after the end, so the
@@ -19,10 +21,11 @@ public enum PushTarget: Hashable, Sendable {
         case pushToStart
     }
 
-    /// A stable text form for ids (not for logs: it holds the whole token).
+    /// A stable text form for ids (not for logs: it holds the whole token). A token lives in
+    /// one environment, so the environment is not part of it.
     var identityText: String {
         switch self {
-        case .device(let token, let kind): "device:\(kind.rawValue):\(token.lowercased())"
+        case .device(let token, let kind, _): "device:\(kind.rawValue):\(token.lowercased())"
         case .channel(let key): "channel:\(key)"
         }
     }
@@ -30,7 +33,8 @@ public enum PushTarget: Hashable, Sendable {
     /// A log-safe form: device tokens shortened to 8 characters (DESIGN §7).
     public var logDescription: String {
         switch self {
-        case .device(let token, let kind): "\(kind.rawValue) token \(token.prefix(8))…"
+        case .device(let token, let kind, .production): "\(kind.rawValue) token \(token.prefix(8))…"
+        case .device(let token, let kind, .sandbox): "sandbox \(kind.rawValue) token \(token.prefix(8))…"
         case .channel(let key): "channel \(key)"
         }
     }

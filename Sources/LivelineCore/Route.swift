@@ -33,7 +33,8 @@ extension Translator {
             if DeviceToken.isValid(token) { valid.append(token) } else { notes.append("skipped malformed update token \(token.prefix(8))…") }
         }
         if !valid.isEmpty {
-            return .success(Route(targets: valid.map { .device(token: $0, kind: .update) }, event: updateOrEnd))
+            let targets = valid.map { PushTarget.device(token: $0, kind: .update, environment: tokens.environment(of: $0)) }
+            return .success(Route(targets: targets, event: updateOrEnd))
         }
 
         let noTarget = { (why: String) in Result<Route, RouteDrop>.failure(RouteDrop(reason: .noTarget, message: why)) }
@@ -57,6 +58,7 @@ extension Translator {
             return noTarget("push-to-start needs attributes and none were ever sent for activity \(event.activityId)")
         }
         let token = startToken.lowercased()
-        return .success(Route(targets: [.device(token: token, kind: .pushToStart)], event: .start, consumedPushToStart: startToken))
+        let target = PushTarget.device(token: token, kind: .pushToStart, environment: tokens.environment(of: token))
+        return .success(Route(targets: [target], event: .start, consumedPushToStart: startToken))
     }
 }

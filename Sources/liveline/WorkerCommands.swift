@@ -64,20 +64,14 @@ struct SenderCommand: AsyncParsableCommand {
         let config = try await LivelineSettings.reader(file: options.config)
         let settings = try LivelineSettings(config: config)
         let workers = try WorkerSettings(config: config)
-        guard let credentials = workers.credentials else {
-            throw ValidationError(
-                "set LIVELINE_APNS_TEAM_ID, LIVELINE_APNS_KEY_ID and LIVELINE_APNS_KEY_FILE (the .p8 key) to send to APNs")
-        }
-        let clients = try workers.clientConfigurations(credentials: credentials).map {
-            try APNsClient(configuration: $0, logger: logger)
-        }
+        let clients = try APNsSettings(config: config).clients(logger: logger)
         try await settings.store.withStore(logger: logger) { store in
             let consuming = try await connect(settings.amqp, as: "sender-in", logger: logger)
             let publishing = try await connect(settings.amqp, as: "sender-out", logger: logger)
             try await publishing.declare(LivelineTopology().amqp)
             let health = WorkLoopHealth(stallAfter: settings.ops.stallAfter)
             let service = SenderService(
-                consuming: consuming, publishing: publishing, clients: APNsClientDirectory(clients), store: store,
+                consuming: consuming, publishing: publishing, clients: clients, store: store,
                 logger: logger, health: health)
             var services: [any Service] = [service, TracePruner(store: store, retention: workers.traceRetention, logger: logger)]
             // The keeper consumes on a connection of its own, beside the sender's.
@@ -86,7 +80,7 @@ struct SenderCommand: AsyncParsableCommand {
             services.append(OpsEndpoints(registry: metricsRegistry, health: health) {
                 var checks: [ReadinessCheck] = [.broker("broker-consume", consuming), .broker("broker-publish", publishing)]
                 if let keeping { checks.append(.broker("broker-keeper", keeping)) }
-                checks += clients.map(ReadinessCheck.apns)
+                checks += clients.namedClients.map { ReadinessCheck.apns($0.name, $0.client) }
                 checks.append(await .store(store))
                 return checks
             }.application(host: settings.ops.host, port: settings.ops.port, logger: logger))
@@ -95,7 +89,7 @@ struct SenderCommand: AsyncParsableCommand {
             await publishing.close()
             await keeping?.close()
         }
-        for client in clients { await client.shutdown() }
+        await clients.shutdown()
     }
 }
 

@@ -96,7 +96,7 @@ struct SenderBench {
                     while index < jobs.count {
                         let job = jobs[index]
                         index += workers
-                        guard case .device(let token, _) = job.target else { continue }
+                        guard case .device(let token, _, _) = job.target else { continue }
                         let sent = ContinuousClock.now
                         do {
                             _ = try await client.send(

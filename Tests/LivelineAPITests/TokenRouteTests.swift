@@ -46,6 +46,47 @@ struct TokenRouteTests {
         }
     }
 
+    @Test func aTokenIsRegisteredWithItsEnvironment() async throws {
+        try await APIHarness.run { api in
+            let jwt = try await APIHarness.token()
+            try await api.client.execute(
+                uri: "/v1/activities/r-1/tokens/dev-build", method: .put, headers: APIHarness.jsonHeaders(jwt),
+                body: Self.body(extra: #","environment":"sandbox","domain":"ride","attributesType":"RideAttributes""#)
+            ) { response in
+                #expect(response.status == .created)
+                #expect(APIHarness.json(response)["environment"] as? String == "sandbox")
+            }
+            try await api.client.execute(
+                uri: "/v1/activities/r-1/tokens/phone", method: .put, headers: APIHarness.jsonHeaders(jwt),
+                body: Self.body(token: String(repeating: "cd", count: 32))
+            ) { response in
+                #expect(APIHarness.json(response)["environment"] as? String == "production", "the default")
+            }
+            try await api.client.execute(
+                uri: "/v1/push-to-start-tokens/RideAttributes", method: .put, headers: APIHarness.jsonHeaders(jwt),
+                body: Self.body(extra: #","environment":"sandbox""#)
+            ) { response in
+                #expect(response.status == .ok)
+                #expect(APIHarness.json(response)["environment"] as? String == "sandbox")
+            }
+            let request = SnapshotRequest(activityID: "r-1", userID: "u-1", attributesType: "RideAttributes")
+            let snapshot = try #require(try await api.store.loadSnapshots([request])["r-1"])
+            #expect(snapshot.updateTokens.map(\.deviceID) == ["dev-build", "phone"])
+            #expect(snapshot.updateTokens.map(\.environment) == [.sandbox, .production])
+            #expect(snapshot.pushToStartToken?.environment == .sandbox)
+
+            for path in ["/v1/activities/r-1/tokens/ipad", "/v1/push-to-start-tokens/ScoreAttributes"] {
+                try await api.client.execute(
+                    uri: path, method: .put, headers: APIHarness.jsonHeaders(jwt), body: Self.body(extra: #","environment":"staging""#)
+                ) { response in
+                    #expect(response.status.code == 422)
+                    #expect(String(buffer: response.body).contains("production or sandbox"))
+                }
+            }
+            #expect(try await api.store.loadSnapshots([request])["r-1"]?.updateTokens.count == 2, "nothing stored")
+        }
+    }
+
     @Test func anotherUsersActivityIsForbidden() async throws {
         try await APIHarness.run { api in
             _ = try await api.store.applyChanges([ActivityChange(

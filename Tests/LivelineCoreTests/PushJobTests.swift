@@ -94,7 +94,15 @@ struct PushJobTests {
         #expect(object["apnsId"] as? String == job.apnsId.uuidString.lowercased())
         let target = try #require(object["target"] as? [String: Any])
         #expect((target["device"] as? [String: Any])?["kind"] as? String == "update")
+        #expect((target["device"] as? [String: Any])?["environment"] == nil, "production is the default, not written")
         #expect(try PushJob(json: data) == job)
+
+        var sandboxed = job
+        sandboxed.target = .device(token: Fixtures.tokenA, kind: .update, environment: .sandbox)
+        let sandboxedObject = try #require(try JSONSerialization.jsonObject(with: sandboxed.encoded()) as? [String: Any])
+        #expect(((sandboxedObject["target"] as? [String: Any])?["device"] as? [String: Any])?["environment"] as? String == "sandbox")
+        #expect(try PushJob(json: sandboxed.encoded()) == sandboxed)
+        #expect(sandboxed.jobId == job.jobId, "a token lives in one environment; it is not part of the job's identity")
 
         var broadcast = job
         broadcast.target = .channel(key: "game-1")
@@ -128,6 +136,8 @@ struct PushJobTests {
         #expect(try reason { $0["eventTime"] = 12 } == "eventTime is not a string")
         #expect(try reason { $0.removeValue(forKey: "jobId") } == "missing jobId")
         #expect(try reason { $0["target"] = ["device": ["token": "ab", "kind": "other"]] } == "target.device.kind is not update or pushToStart")
+        #expect(try reason { $0["target"] = ["device": ["token": "ab", "kind": "update", "environment": "staging"]] }
+            == "target.device.environment is not production or sandbox")
         #expect(try reason { $0["target"] = [String: Any]() } == "target has neither device nor channel")
         object["event"] = "pause"
         #expect(throws: PushJob.FormatError.self) { try PushJob(json: try JSONSerialization.data(withJSONObject: object)) }

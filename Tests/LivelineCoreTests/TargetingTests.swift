@@ -18,6 +18,21 @@ struct TargetingTests {
         #expect(send.consumedPushToStart == nil)
     }
 
+    @Test func eachTokenKeepsItsEnvironment() throws {
+        var run = ActivityRun()
+        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA, Fixtures.tokenB], sandboxTokens: [Fixtures.tokenB])
+        let send = try Fixtures.sent(try run.apply("ride-arrived"))
+        #expect(Set(send.jobs.map(\.target)) == [
+            .device(token: Fixtures.tokenA, kind: .update, environment: .production),
+            .device(token: Fixtures.tokenB, kind: .update, environment: .sandbox),
+        ])
+
+        var start = ActivityRun()
+        start.tokens = TokenSnapshot(pushToStartToken: Fixtures.startToken, sandboxTokens: [Fixtures.startToken])
+        let started = try Fixtures.sent(try start.apply("ride-assigned"))
+        #expect(started.jobs.map(\.target) == [.device(token: Fixtures.startToken, kind: .pushToStart, environment: .sandbox)])
+    }
+
     @Test func pushToStartWhenThereIsNoUpdateToken() throws {
         var run = ActivityRun()
         run.tokens = TokenSnapshot(updateTokens: [], pushToStartToken: Fixtures.startToken)
@@ -122,7 +137,7 @@ struct TargetingTests {
 extension PushTarget {
     var sortKey: String {
         switch self {
-        case .device(let token, _): token
+        case .device(let token, _, _): token
         case .channel(let key): key
         }
     }

@@ -76,6 +76,30 @@ struct SnapshotConformanceTests {
     }
 
     @Test(arguments: StoreKind.underTest)
+    func tokensKeepTheEnvironmentTheyWereRegisteredWith(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            var sandbox = Fixtures.registration("r-1", device: "dev-build", token: Fixtures.token(1), at: 1)
+            sandbox.environment = .sandbox
+            _ = try await store.registerUpdateToken(sandbox)
+            _ = try await store.registerUpdateToken(Fixtures.registration("r-1", device: "phone", token: Fixtures.token(2), at: 2))
+            try await store.registerPushToStartToken(PushToStartToken(
+                userID: "u-1", attributesType: "RideAttributes", token: Fixtures.token(3), registeredAt: Fixtures.time(3),
+                environment: .sandbox))
+            let request = SnapshotRequest(activityID: "r-1", userID: "u-1", attributesType: "RideAttributes")
+            var snapshot = try #require(try await store.loadSnapshots([request])["r-1"])
+            #expect(snapshot.updateTokens.map(\.environment) == [.sandbox, .production])
+            #expect(snapshot.pushToStartToken?.environment == .sandbox)
+
+            // A rotation from a production build moves the device to production.
+            sandbox.token = Fixtures.token(4)
+            sandbox.environment = .production
+            _ = try await store.registerUpdateToken(sandbox)
+            snapshot = try #require(try await store.loadSnapshots([request])["r-1"])
+            #expect(snapshot.updateTokens.map(\.environment) == [.production, .production])
+        }
+    }
+
+    @Test(arguments: StoreKind.underTest)
     func anEmptyRequestLoadsNothing(kind: StoreKind) async throws {
         try await kind.withStore { (store: any ActivityStore) async throws in
             #expect(try await store.loadSnapshots([]).isEmpty)

@@ -1,9 +1,12 @@
 import Foundation
+import LivelineModels
 
 /// The answer to a token registration. The token itself is not echoed.
 struct TokenRegistrationResponse: Encodable {
     var activityId: String?
     var deviceId: String?
     var attributesType: String?
+    /// Where the sender sends this token.
+    var environment: APNsEnvironment
     var registeredAt: Date
 }

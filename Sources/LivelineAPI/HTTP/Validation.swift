@@ -1,3 +1,5 @@
+import LivelineModels
+
 /// The shapes the api accepts, checked before anything reaches the store.
 enum Validation {
     static let maximumIdentifierLength = 128
@@ -40,6 +42,15 @@ enum Validation {
             value.utf8.allSatisfy({ isDigit($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20) })
         else { return nil }
         return value.lowercased()
+    }
+
+    /// A token's APNs environment: `production` when absent.
+    static func environment(_ value: String?) throws -> APNsEnvironment {
+        guard let value else { return .production }
+        guard let environment = APNsEnvironment(rawValue: value) else {
+            throw APIError.invalidField("'environment' must be production or sandbox")
+        }
+        return environment
     }
 
     /// What may appear in logs of a token: enough to match reports, too little to push with.

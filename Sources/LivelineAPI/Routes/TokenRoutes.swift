@@ -18,13 +18,14 @@ enum TokenRoutes {
         guard let token = Validation.normalizedToken(input.token) else {
             throw APIError.invalidField("'token' must be hex of an even length between 64 and 200")
         }
+        let environment = try Validation.environment(input.environment)
         if let domain = input.domain, !Validation.isDomain(domain) { throw APIError.invalidField("'domain' is not valid") }
         if let type = input.attributesType, !Validation.isAttributesType(type) {
             throw APIError.invalidField("'attributesType' is not valid")
         }
         let now = Date().roundedToMilliseconds
         let outcome = try await services.store.registerUpdateToken(UpdateTokenRegistration(
-            activityID: activityID, deviceID: deviceID, userID: user.id, token: token,
+            activityID: activityID, deviceID: deviceID, userID: user.id, token: token, environment: environment,
             domain: input.domain, attributesType: input.attributesType, at: now))
         var logger = context.logger
         logger[metadataKey: "liveline.activity_id"] = "\(activityID)"
@@ -42,7 +43,8 @@ enum TokenRoutes {
         }
         logger.debug("update token registered", metadata: ["api.outcome": "\(outcome)"])
         return try JSONResponse.make(
-            TokenRegistrationResponse(activityId: activityID, deviceId: deviceID, registeredAt: now), status: status)
+            TokenRegistrationResponse(activityId: activityID, deviceId: deviceID, environment: environment, registeredAt: now),
+            status: status)
     }
 
     @Sendable static func deleteUpdateToken(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
@@ -61,11 +63,13 @@ enum TokenRoutes {
         guard let token = Validation.normalizedToken(input.token) else {
             throw APIError.invalidField("'token' must be hex of an even length between 64 and 200")
         }
+        let environment = try Validation.environment(input.environment)
         let now = Date().roundedToMilliseconds
-        try await services.store.registerPushToStartToken(
-            PushToStartToken(userID: user.id, attributesType: attributesType, token: token, registeredAt: now))
+        try await services.store.registerPushToStartToken(PushToStartToken(
+            userID: user.id, attributesType: attributesType, token: token, registeredAt: now, environment: environment))
         context.logger.debug("push-to-start token registered", metadata: ["apns.token_prefix": "\(Validation.redacted(token))"])
-        return try JSONResponse.make(TokenRegistrationResponse(attributesType: attributesType, registeredAt: now))
+        return try JSONResponse.make(
+            TokenRegistrationResponse(attributesType: attributesType, environment: environment, registeredAt: now))
     }
 
     @Sendable static func deletePushToStartToken(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {

@@ -33,9 +33,8 @@ public struct ReadinessCheck: Sendable, Encodable, Hashable {
 
     /// Not ready while no push connection is open and the last attempts to open one failed
     /// (a wrong CA file, a refused port): no push could go out.
-    public static func apns(_ client: APNsClient) -> ReadinessCheck {
+    public static func apns(_ name: String, _ client: APNsClient) -> ReadinessCheck {
         let status = client.connectionStatus
-        let name = "apns \(client.bundleID)"
         if status.isFailing {
             return ReadinessCheck(
                 name: name, ready: false,

@@ -67,7 +67,7 @@ public enum ReplayDecision: Sendable, Hashable {
         if let started = activity.startedAt, now.timeIntervalSince(started) >= lifetime { return .skip(.pastLifetime) }
         let lastApplied = activity.lastEventAt?.millisecondsSince1970
         if job.event == .update, let lastApplied, lastApplied > job.sequence { return .skip(.superseded) }
-        if case .device(let token, .update) = job.target, !updateTokens.contains(token) { return .skip(.tokenRemoved) }
+        if case .device(let token, .update, _) = job.target, !updateTokens.contains(token) { return .skip(.tokenRemoved) }
 
         var notes: [String] = []
         guard var aps = (try? JSONValue.parse(job.payload))?.objectValue, case .object(var fields)? = aps["aps"] else {

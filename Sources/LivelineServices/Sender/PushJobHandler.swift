@@ -69,7 +69,7 @@ struct PushJobHandler: Sendable {
             )
         }
 
-        guard let client = clients.client(forBundle: job.bundleId) else {
+        guard let client = clients.client(for: job) else {
             // No credentials for this app here: a deployment problem, not a transient one,
             // so on-call sees it in the DLQ and can replay once the app is configured.
             return try await deadLetter(
@@ -79,7 +79,7 @@ struct PushJobHandler: Sendable {
             )
         }
 
-        if case .device(let token, _) = job.target, let remaining = backoff.remaining(for: token) {
+        if case .device(let token, _, _) = job.target, let remaining = backoff.remaining(for: token) {
             // Sending now would only earn another 429 and lengthen the device's throttle.
             return try await retry(
                 .deferral(attempt: attempt.count, tiers: tiers, wait: remaining), body: delivery.body,
@@ -105,7 +105,7 @@ struct PushJobHandler: Sendable {
 
         let destination: Destination
         switch job.target {
-        case .device(let token, _):
+        case .device(let token, _, _):
             destination = .device(token: token)
         case .channel(let key):
             do {
@@ -174,7 +174,7 @@ struct PushJobHandler: Sendable {
     ) async throws -> [TraceEntry] {
         switch resolution {
         case .delivered:
-            if case .device(let token, _) = job.target { backoff.delivered(token) }
+            if case .device(let token, _, _) = job.target { backoff.delivered(token) }
             metrics.finished("delivered")
             metrics.delivered(eventMilliseconds: job.sequence, nowMilliseconds: EventTime(Date()).millisecondsSince1970)
             if job.isTerminal, case .channel(let key) = job.target, let channelID {
@@ -184,7 +184,7 @@ struct PushJobHandler: Sendable {
             return [trace(job, .apnsOutcome, "delivered (200), attempt \(attempt.count + 1), \(ids)")]
 
         case .tokenUnregistered(let unregisteredAt):
-            guard case .device(let token, _) = job.target else {
+            guard case .device(let token, _, _) = job.target else {
                 return try await deadLetter(body: body, job: job, attempt: attempt, reason: .apns("Unregistered"),
                                             message: "APNs answered 410 to a broadcast")
             }
@@ -194,14 +194,14 @@ struct PushJobHandler: Sendable {
             return [trace(job, .apnsOutcome, "410 Unregistered; \(deleted) registration(s) of \(job.target.logDescription) deleted")]
 
         case .tokenRejected(let reason):
-            if case .device(let token, _) = job.target {
+            if case .device(let token, _, _) = job.target {
                 _ = try await store.deleteToken(token)
             }
             return try await deadLetter(body: body, job: job, attempt: attempt, reason: reason,
                                         message: "APNs rejected \(job.target.logDescription) (\(reason)); the token was deleted")
 
         case .throttled:
-            guard case .device(let token, _) = job.target else {
+            guard case .device(let token, _, _) = job.target else {
                 return try await retry(.after(attempt: attempt.count, tiers: tiers), body: body, messageID: messageID,
                                        job: job, attempt: attempt, reason: "TooManyRequests")
             }

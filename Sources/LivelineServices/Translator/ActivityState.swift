@@ -1,5 +1,6 @@
 import Foundation
 import LivelineCore
+import LivelineModels
 import LivelineStore
 
 /// One activity as the translator carries it through a batch: the core's view of the
@@ -43,10 +44,13 @@ extension ActivityState {
                 endReason: record.endReason
             )
         }
-        let usableStart = stored.pushToStartToken.flatMap { $0.isUsable ? $0.token : nil }
+        let usableStart = stored.pushToStartToken.flatMap { $0.isUsable ? $0 : nil }
+        var sandbox = Set(stored.updateTokens.filter { $0.environment == .sandbox }.map { $0.token.lowercased() })
+        if let usableStart, usableStart.environment == .sandbox { sandbox.insert(usableStart.token.lowercased()) }
         self.init(
             snapshot: snapshot,
-            tokens: TokenSnapshot(updateTokens: stored.updateTokens.map(\.token), pushToStartToken: usableStart),
+            tokens: TokenSnapshot(
+                updateTokens: stored.updateTokens.map(\.token), pushToStartToken: usableStart?.token, sandboxTokens: sandbox),
             preferences: LivelineCore.UserPreferences(
                 activitiesEnabled: stored.preferences.activitiesEnabled,
                 frequentPushesEnabled: stored.preferences.frequentPushesEnabled),

@@ -29,9 +29,12 @@ extension PostgresLivelineStore {
             let device = registration.deviceID
             let token = registration.token
             let ms = registration.at.millisecondsSince1970
+            let environment = registration.environment.rawValue
             let inserted = try await Self.first(Bool.self, """
-                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms) VALUES (\(id), \(device), \(token), \(ms))
-                ON CONFLICT (activity_id, device_id) DO UPDATE SET token = EXCLUDED.token, registered_ms = EXCLUDED.registered_ms
+                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms, environment)
+                VALUES (\(id), \(device), \(token), \(ms), \(environment))
+                ON CONFLICT (activity_id, device_id) DO UPDATE SET token = EXCLUDED.token,
+                    registered_ms = EXCLUDED.registered_ms, environment = EXCLUDED.environment
                 RETURNING (xmax = 0)
                 """, on: connection, logger: logger) ?? false
             return inserted ? .created(createdActivity: createdActivity) : .replaced
@@ -55,11 +58,12 @@ extension PostgresLivelineStore {
     public func registerPushToStartToken(_ token: PushToStartToken) async throws {
         let registered = token.registeredAt.millisecondsSince1970
         let used = token.usedAt?.millisecondsSince1970
+        let environment = token.environment.rawValue
         try await client.query("""
-            INSERT INTO push_to_start_tokens (user_id, attributes_type, token, registered_ms, used_ms)
-            VALUES (\(token.userID), \(token.attributesType), \(token.token), \(registered), \(used))
+            INSERT INTO push_to_start_tokens (user_id, attributes_type, token, registered_ms, used_ms, environment)
+            VALUES (\(token.userID), \(token.attributesType), \(token.token), \(registered), \(used), \(environment))
             ON CONFLICT (user_id, attributes_type) DO UPDATE SET token = EXCLUDED.token,
-                registered_ms = EXCLUDED.registered_ms, used_ms = EXCLUDED.used_ms
+                registered_ms = EXCLUDED.registered_ms, used_ms = EXCLUDED.used_ms, environment = EXCLUDED.environment
             """, logger: logger)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineModels
 import Logging
 import PostgresNIO
 
@@ -19,7 +20,8 @@ extension PostgresLivelineStore {
                    ARRAY(SELECT t.device_id FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
                    ARRAY(SELECT t.token FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
                    ARRAY(SELECT t.registered_ms FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
-                   p.token, p.registered_ms, p.used_ms, pr.activities_enabled, pr.frequent_pushes_enabled
+                   ARRAY(SELECT t.environment FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
+                   p.token, p.registered_ms, p.used_ms, p.environment, pr.activities_enabled, pr.frequent_pushes_enabled
             FROM unnest(\(ids)::text[], \(users)::text[], \(types)::text[]) AS i(id, user_id, attributes_type)
             LEFT JOIN activities a ON a.id = i.id
             LEFT JOIN push_to_start_tokens p ON p.user_id = i.user_id AND p.attributes_type = i.attributes_type
@@ -31,13 +33,13 @@ extension PostgresLivelineStore {
             let (id, userID, attributesType,
                  domain, type, owner, attributes, contentState, lastEvent, started, ended, endReason, spent, window,
                  lastEventID, lastStatus, lastPush, startSent,
-                 deviceIDs, tokens, registered,
-                 p2sToken, p2sRegistered, p2sUsed, enabled, frequent) = try row.decode(
+                 deviceIDs, tokens, registered, environments,
+                 p2sToken, p2sRegistered, p2sUsed, p2sEnvironment, enabled, frequent) = try row.decode(
                 (String, String, String,
                  String?, String?, String?, String?, String?, Int64?, Int64?, Int64?, String?, Int64?, Int64?,
                  String?, String?, Int64?, Int64?,
-                 [String], [String], [Int64],
-                 String?, Int64?, Int64?, Bool?, Bool?).self)
+                 [String], [String], [Int64], [String],
+                 String?, Int64?, Int64?, String?, Bool?, Bool?).self)
             var activity: ActivityRecord?
             if let domain, let type, let owner {
                 activity = ActivityRecord(
@@ -54,7 +56,8 @@ extension PostgresLivelineStore {
                 for index in deviceIDs.indices {
                     updateTokens.append(UpdateToken(
                         activityID: id, deviceID: deviceIDs[index], token: tokens[index],
-                        registeredAt: Date(millisecondsSince1970: registered[index])))
+                        registeredAt: Date(millisecondsSince1970: registered[index]),
+                        environment: APNsEnvironment(stored: environments[index])))
                 }
             }
             var pushToStart: PushToStartToken?
@@ -62,7 +65,7 @@ extension PostgresLivelineStore {
                 pushToStart = PushToStartToken(
                     userID: userID, attributesType: attributesType, token: p2sToken,
                     registeredAt: Date(millisecondsSince1970: p2sRegistered),
-                    usedAt: Date(millisecondsSince1970: p2sUsed))
+                    usedAt: Date(millisecondsSince1970: p2sUsed), environment: APNsEnvironment(stored: p2sEnvironment ?? ""))
             }
             let preferences = enabled.map { UserPreferences(activitiesEnabled: $0, frequentPushesEnabled: frequent ?? false) }
             snapshots[id] = ActivitySnapshot(

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineModels
 
 /// The APNs token of one running activity on one device.
 ///
@@ -10,11 +11,24 @@ public struct UpdateToken: Sendable, Hashable, Codable {
     /// Lower-case hex, as APNs takes it in the request path.
     public var token: String
     public var registeredAt: Date
+    /// Which APNs host accepts the token.
+    public var environment: APNsEnvironment
 
-    public init(activityID: String, deviceID: String, token: String, registeredAt: Date) {
+    public init(
+        activityID: String, deviceID: String, token: String, registeredAt: Date, environment: APNsEnvironment = .production
+    ) {
         self.activityID = activityID
         self.deviceID = deviceID
         self.token = token
         self.registeredAt = registeredAt
+        self.environment = environment
+    }
+}
+
+extension APNsEnvironment {
+    /// An `environment` column as stored; it only ever holds the api's validated words,
+    /// and rows from before migration 4 were production.
+    init(stored text: String) {
+        self = APNsEnvironment(rawValue: text) ?? .production
     }
 }

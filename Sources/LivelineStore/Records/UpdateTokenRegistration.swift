@@ -1,4 +1,5 @@
 import Foundation
+import LivelineModels
 
 /// An app's request to store the update token of one activity on one device.
 public struct UpdateTokenRegistration: Sendable, Hashable {
@@ -8,6 +9,8 @@ public struct UpdateTokenRegistration: Sendable, Hashable {
     public var userID: String
     /// Lower-case hex.
     public var token: String
+    /// Which APNs host accepts the token.
+    public var environment: APNsEnvironment
     /// Used only when the registration creates a pending row.
     public var domain: String?
     /// Used only when the registration creates a pending row.
@@ -16,12 +19,13 @@ public struct UpdateTokenRegistration: Sendable, Hashable {
 
     public init(
         activityID: String, deviceID: String, userID: String, token: String,
-        domain: String? = nil, attributesType: String? = nil, at: Date
+        environment: APNsEnvironment = .production, domain: String? = nil, attributesType: String? = nil, at: Date
     ) {
         self.activityID = activityID
         self.deviceID = deviceID
         self.userID = userID
         self.token = token
+        self.environment = environment
         self.domain = domain
         self.attributesType = attributesType
         self.at = at

@@ -24,11 +24,12 @@ extension SQLiteLivelineStore {
                 db.cachedStatement(sql: "SELECT 1 FROM update_tokens WHERE activity_id = ? AND device_id = ?"),
                 arguments: [registration.activityID, registration.deviceID]) ?? false
             try db.cachedStatement(sql: """
-                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms) VALUES (?, ?, ?, ?)
-                ON CONFLICT (activity_id, device_id) DO UPDATE SET token = excluded.token, registered_ms = excluded.registered_ms
+                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms, environment) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (activity_id, device_id) DO UPDATE SET token = excluded.token,
+                    registered_ms = excluded.registered_ms, environment = excluded.environment
                 """).execute(arguments: [
                     registration.activityID, registration.deviceID, registration.token,
-                    registration.at.millisecondsSince1970,
+                    registration.at.millisecondsSince1970, registration.environment.rawValue,
                 ])
             return existed ? .replaced : .created(createdActivity: createdActivity)
         }
@@ -49,12 +50,13 @@ extension SQLiteLivelineStore {
     public func registerPushToStartToken(_ token: PushToStartToken) async throws {
         try await pool.write { db in
             try db.cachedStatement(sql: """
-                INSERT INTO push_to_start_tokens (user_id, attributes_type, token, registered_ms, used_ms) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO push_to_start_tokens (user_id, attributes_type, token, registered_ms, used_ms, environment)
+                VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (user_id, attributes_type) DO UPDATE SET token = excluded.token,
-                    registered_ms = excluded.registered_ms, used_ms = excluded.used_ms
+                    registered_ms = excluded.registered_ms, used_ms = excluded.used_ms, environment = excluded.environment
                 """).execute(arguments: [
                     token.userID, token.attributesType, token.token, token.registeredAt.millisecondsSince1970,
-                    token.usedAt?.millisecondsSince1970,
+                    token.usedAt?.millisecondsSince1970, token.environment.rawValue,
                 ])
         }
     }

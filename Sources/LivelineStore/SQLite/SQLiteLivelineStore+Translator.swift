@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LivelineModels
 
 extension SQLiteLivelineStore {
     public func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: ActivitySnapshot] {
@@ -25,19 +26,20 @@ extension SQLiteLivelineStore {
 
             var tokens: [String: [UpdateToken]] = [:]
             let tokenRows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT t.activity_id, t.device_id, t.token, t.registered_ms
+                SELECT t.activity_id, t.device_id, t.token, t.registered_ms, t.environment
                 FROM json_each(?) AS j JOIN update_tokens t ON t.activity_id = j.value
                 ORDER BY t.activity_id, t.device_id
                 """), arguments: [ids])
             while let row = try tokenRows.next() {
                 let activityID: String = row[0]
                 tokens[activityID, default: []].append(UpdateToken(
-                    activityID: activityID, deviceID: row[1], token: row[2], registeredAt: Date(millisecondsSince1970: row[3])))
+                    activityID: activityID, deviceID: row[1], token: row[2], registeredAt: Date(millisecondsSince1970: row[3]),
+                    environment: APNsEnvironment(stored: row[4])))
             }
 
             var pushToStart: [StartKey: PushToStartToken] = [:]
             let startRows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT p.user_id, p.attributes_type, p.token, p.registered_ms, p.used_ms
+                SELECT p.user_id, p.attributes_type, p.token, p.registered_ms, p.used_ms, p.environment
                 FROM json_each(?) AS j
                 JOIN push_to_start_tokens p ON p.user_id = j.value ->> 0 AND p.attributes_type = j.value ->> 1
                 """), arguments: [starts])
@@ -45,7 +47,7 @@ extension SQLiteLivelineStore {
                 let token = PushToStartToken(
                     userID: row[0], attributesType: row[1], token: row[2],
                     registeredAt: Date(millisecondsSince1970: row[3]),
-                    usedAt: (row[4] as Int64?).map(Date.init(millisecondsSince1970:)))
+                    usedAt: (row[4] as Int64?).map(Date.init(millisecondsSince1970:)), environment: APNsEnvironment(stored: row[5]))
                 pushToStart[StartKey(userID: token.userID, attributesType: token.attributesType)] = token
             }
 

@@ -104,6 +104,12 @@ enum SQLiteSchema {
             CREATE INDEX dead_letters_domain ON dead_letters (domain, last_failed_ms);
             CREATE INDEX dead_letters_activity ON dead_letters (activity_id, last_failed_ms);
             """),
+        // Each token's APNs environment (APNsEnvironment): a development build's token goes
+        // to the sandbox host. Rows from before were registered for production.
+        Migration(version: 4, sql: """
+            ALTER TABLE update_tokens ADD COLUMN environment TEXT NOT NULL DEFAULT 'production';
+            ALTER TABLE push_to_start_tokens ADD COLUMN environment TEXT NOT NULL DEFAULT 'production';
+            """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -1,0 +1,116 @@
+import APNsSimulator
+import Crypto
+import Foundation
+import LivelineAMQP
+import LivelineAPNs
+import LivelineCore
+import LivelineMessaging
+import LivelineRuntime
+import LivelineServices
+import LivelineStore
+import LivelineTestSupport
+import ServiceLifecycle
+import Testing
+
+/// A sender configured the way operators configure it (`liveline.apps`), with one
+/// simulator playing APNs production and another playing the sandbox: each app signs with
+/// its own key, and each push reaches the host of its token's environment, or for a
+/// broadcast, of its app's.
+@Suite(.timeLimit(.minutes(2)))
+struct MultiAppSenderTests {
+    @Test func twoAppsReachTheirOwnEnvironmentsWithTheirOwnKeys() async throws {
+        let keys = try APNsSettingsTests.Keys()
+        let keyA = try P256.Signing.PrivateKey(pemRepresentation: keys.pemA)
+        let keyB = try P256.Signing.PrivateKey(pemRepresentation: keys.pemB)
+        func trusted(_ key: P256.Signing.PrivateKey, _ id: String) -> APNsSimulatorConfiguration.TrustedKey {
+            .init(keyID: id, teamID: "TEAM000001", publicKeyPEM: key.publicKey.pemRepresentation)
+        }
+        // Production knows both keys; the sandbox knows only scores' key B, so a push of
+        // rides' there, or one signed with the wrong key, would be refused, not delivered.
+        let production = try APNsSimulator(configuration: .init(trustedKeys: [trusted(keyA, "KEYAAAAAAA"), trusted(keyB, "KEYBBBBBBB")]))
+        let sandbox = try APNsSimulator(configuration: .init(trustedKeys: [trusted(keyB, "KEYBBBBBBB")]))
+        let productionPort = try await production.start()
+        let sandboxPort = try await sandbox.start()
+        let caFile = keys.directory.appendingPathComponent("ca.pem")
+        try (production.certificatePEM + "\n" + sandbox.certificatePEM).write(to: caFile, atomically: true, encoding: .utf8)
+
+        var environment = APNsSettingsTests.twoApps(keys)
+        environment["LIVELINE_APNS_PRODUCTION_ENDPOINT"] = "127.0.0.1:\(productionPort)"
+        environment["LIVELINE_APNS_SANDBOX_ENDPOINT"] = "127.0.0.1:\(sandboxPort)"
+        environment["LIVELINE_APNS_CA_FILE"] = caFile.path
+        let clients = try APNsSettings(config: try await LivelineSettings.reader(file: nil, environment: environment))
+            .clients(logger: Broker.logger)
+
+        let ridesProduction = Self.token(), scoresProduction = Self.token(), scoresSandbox = Self.token()
+        let jobs = [
+            Self.job(.device(token: ridesProduction, kind: .update), bundleID: "com.example.rides"),
+            Self.job(.device(token: scoresProduction, kind: .update, environment: .production), bundleID: "com.example.scores"),
+            Self.job(.device(token: scoresSandbox, kind: .update, environment: .sandbox), bundleID: "com.example.scores"),
+            Self.job(.channel(key: "game-1"), bundleID: "com.example.scores"),
+        ]
+
+        try await withBroker {
+            let store = try SQLiteLivelineStore(configuration: .init(path: keys.path("sender.sqlite")))
+            let topology = LivelineTopology(prefix: Broker.unique("apps"), retryTiers: [])
+            let connection = try await Broker.connect()
+            let consuming = try await Broker.connect()
+            try await connection.declare(topology.amqp)
+            let sender = SenderService(
+                consuming: consuming, publishing: connection, clients: clients, store: store,
+                settings: SenderSettings(topology: topology), logger: Broker.logger)
+            let group = ServiceGroup(configuration: .init(services: [.init(service: sender)], logger: Broker.logger))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                try await connection.publish(contentsOf: jobs.map {
+                    AMQPMessage(exchange: topology.pushExchange, routingKey: "score.push", body: $0.encoded(),
+                                properties: AMQPProperties(contentType: "application/json", messageID: $0.jobId))
+                })
+                try await eventually("every push reached a simulator") {
+                    production.deliveredDeviceCount + sandbox.deliveredDeviceCount == 3
+                        && !sandbox.channelIDs(bundleID: "com.example.scores").isEmpty
+                        && sandbox.channelIDs(bundleID: "com.example.scores").contains {
+                            !sandbox.deliveries(toChannel: $0).isEmpty
+                        }
+                }
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+            }
+            #expect(try await connection.messageCount(queue: topology.deadQueue) == 0, "nothing was refused")
+            for queue in topology.amqp.queues { try? await connection.delete(queue: queue.name) }
+            for exchange in topology.amqp.exchanges { try? await connection.delete(exchange: exchange.name) }
+            await consuming.close()
+            await connection.close()
+        }
+        await clients.shutdown()
+
+        // Each token at its environment's host, under its app's topic, and nowhere else.
+        #expect(production.deliveries(toDevice: ridesProduction).map(\.topic) == ["com.example.rides.push-type.liveactivity"])
+        #expect(production.deliveries(toDevice: scoresProduction).map(\.topic) == ["com.example.scores.push-type.liveactivity"])
+        #expect(sandbox.deliveries(toDevice: scoresSandbox).map(\.topic) == ["com.example.scores.push-type.liveactivity"])
+        #expect(sandbox.deliveries(toDevice: ridesProduction).isEmpty && sandbox.deliveries(toDevice: scoresProduction).isEmpty)
+        #expect(production.deliveries(toDevice: scoresSandbox).isEmpty)
+        // scores' channels live in its environment, the sandbox.
+        #expect(production.channelIDs(bundleID: "com.example.scores").isEmpty)
+        #expect(production.statistics.responsesByStatus.keys.allSatisfy { $0 == 200 }, "\(production.statistics)")
+        #expect(sandbox.statistics.responsesByStatus.keys.allSatisfy { $0 == 200 || $0 == 201 }, "\(sandbox.statistics)")
+        try await production.stop()
+        try await sandbox.stop()
+    }
+
+    static func token() -> String {
+        (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    static func job(_ target: PushTarget, bundleID: String) -> PushJob {
+        let eventTime = EventTime(Date())
+        let eventID = UUID().uuidString
+        let jobID = JobIdentity.jobId(eventId: eventID, target: target)
+        let now = Int(Date().timeIntervalSince1970)
+        return PushJob(
+            jobId: jobID, apnsId: JobIdentity.apnsId(jobId: jobID), activityId: "game-1", domain: "score",
+            eventId: eventID, eventTime: eventTime, userId: "u-1", attributesType: "ScoreAttributes", target: target,
+            bundleId: bundleID, priority: .low, expiration: Int64(now + 900), event: .update,
+            payload: Data(#"{"aps":{"timestamp":\#(now),"event":"update","content-state":{"home":1,"away":0}}}"#.utf8),
+            isTerminal: false, sequence: eventTime.millisecondsSince1970)
+    }
+}
