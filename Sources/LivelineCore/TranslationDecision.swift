@@ -21,6 +21,8 @@ public enum TranslationDecision: Hashable, Sendable {
         public var consumedPushToStart: String?
         /// Why each choice was made, for `liveline trace`.
         public var traceNotes: [String]
+        /// The push wanted priority 10 and goes at 5: over its activity's budget.
+        public var downgraded = false
     }
 
     /// Nothing to publish.

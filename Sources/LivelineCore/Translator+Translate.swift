@@ -55,6 +55,7 @@ extension Translator {
             style.alert = nil
             notes.append("replayed with priority capped at \(cap.rawValue): no alert, no budget spent")
         }
+        let demanded = style.priority
         let newBudget: BudgetUsage
         switch Self.spendBudget(budget, style: &style, pushEvent: route.event, event: event,
                                 configuration: configuration, preferences: preferences, now: nowTime, notes: &notes) {
@@ -85,7 +86,8 @@ extension Translator {
         notes.append("\(jobs.count) job(s) at priority \(style.priority.rawValue): \(route.targets.map(\.logDescription).joined(separator: ", "))")
         return .send(.init(
             jobs: jobs, newSnapshot: snapshot, newBudget: newBudget,
-            consumedPushToStart: route.consumedPushToStart, traceNotes: notes
+            consumedPushToStart: route.consumedPushToStart, traceNotes: notes,
+            downgraded: style.priority < demanded
         ))
     }
 

@@ -38,7 +38,9 @@ struct TranslatorCommand: AsyncParsableCommand {
                 translator: Translator(configuration: workers.translator), topology: topology, logger: logger,
                 health: health)
             let pruner = TracePruner(store: store, retention: workers.traceRetention, logger: logger)
-            let ops = OpsEndpoints(registry: metricsRegistry, health: health) {
+            let gauges = TransportGauges(
+                registry: metricsRegistry, health: health, brokers: [("translator-in", consumer), ("translator-out", publisher)])
+            let ops = OpsEndpoints(registry: metricsRegistry, health: health, gauges: gauges) {
                 [.broker("broker-consume", consumer), .broker("broker-publish", publisher), await .store(store)]
             }.application(host: settings.ops.host, port: settings.ops.port, logger: logger)
             try await runUntilSignalled([service, pruner, ops], logger: logger)
@@ -77,7 +79,12 @@ struct SenderCommand: AsyncParsableCommand {
             // The keeper consumes on a connection of its own, beside the sender's.
             let keeping = workers.keeperEnabled ? try await connect(settings.amqp, as: "dead-letter-keeper", logger: logger) : nil
             if let keeping { services.append(DeadLetterKeeper(connection: keeping, store: store, logger: logger)) }
-            services.append(OpsEndpoints(registry: metricsRegistry, health: health) {
+            var brokers = [(name: "sender-in", connection: consuming), (name: "sender-out", connection: publishing)]
+            if let keeping { brokers.append(("dead-letter-keeper", keeping)) }
+            let gauges = TransportGauges(
+                registry: metricsRegistry, health: health, brokers: brokers,
+                apns: clients.namedClients.map { (String($0.name.dropFirst("apns ".count)), $0.client) })
+            services.append(OpsEndpoints(registry: metricsRegistry, health: health, gauges: gauges) {
                 var checks: [ReadinessCheck] = [.broker("broker-consume", consuming), .broker("broker-publish", publishing)]
                 if let keeping { checks.append(.broker("broker-keeper", keeping)) }
                 checks += clients.namedClients.map { ReadinessCheck.apns($0.name, $0.client) }

@@ -9,13 +9,15 @@ import LivelineRuntime
 import LivelineServices
 import LivelineStore
 import LivelineTestSupport
+import Prometheus
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 /// A sender configured the way operators configure it (`liveline.apps`), with one
 /// simulator playing APNs production and another playing the sandbox: each app signs with
 /// its own key, and each push reaches the host of its token's environment, or for a
-/// broadcast, of its app's.
+/// broadcast, of its app's. Its ops port then shows the work on `/metrics`.
 @Suite(.timeLimit(.minutes(2)))
 struct MultiAppSenderTests {
     @Test func twoAppsReachTheirOwnEnvironmentsWithTheirOwnKeys() async throws {
@@ -55,15 +57,30 @@ struct MultiAppSenderTests {
             let connection = try await Broker.connect()
             let consuming = try await Broker.connect()
             try await connection.declare(topology.amqp)
+            let registry = PrometheusCollectorRegistry()
+            let health = WorkLoopHealth()
             let sender = SenderService(
                 consuming: consuming, publishing: connection, clients: clients, store: store,
-                settings: SenderSettings(topology: topology), logger: Broker.logger)
-            let group = ServiceGroup(configuration: .init(services: [.init(service: sender)], logger: Broker.logger))
+                settings: SenderSettings(topology: topology), logger: Broker.logger,
+                metricsFactory: PrometheusMetricsFactory(registry: registry), health: health)
+            let gauges = TransportGauges(
+                registry: registry, health: health, brokers: [("sender-in", consuming)],
+                apns: clients.namedClients.map { (String($0.name.dropFirst("apns ".count)), $0.client) })
+            let port = Mutex(0)
+            let ops = OpsEndpoints(registry: registry, health: health, gauges: gauges) { [] }
+                .application(host: "127.0.0.1", port: 0, logger: Broker.logger) { channel in
+                    port.withLock { $0 = channel.localAddress?.port ?? 0 }
+                }
+            let group = ServiceGroup(
+                configuration: .init(services: [.init(service: sender), .init(service: ops)], logger: Broker.logger))
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
+                let publishedAt = AMQPFieldValue.int(EventTime(Date()).millisecondsSince1970)
                 try await connection.publish(contentsOf: jobs.map {
                     AMQPMessage(exchange: topology.pushExchange, routingKey: "score.push", body: $0.encoded(),
-                                properties: AMQPProperties(contentType: "application/json", messageID: $0.jobId))
+                                properties: AMQPProperties(
+                                    contentType: "application/json", headers: [TranslatorHeaders.publishedAt: publishedAt],
+                                    messageID: $0.jobId))
                 })
                 try await eventually("every push reached a simulator") {
                     production.deliveredDeviceCount + sandbox.deliveredDeviceCount == 3
@@ -71,6 +88,25 @@ struct MultiAppSenderTests {
                         && sandbox.channelIDs(bundleID: "com.example.scores").contains {
                             !sandbox.deliveries(toChannel: $0).isEmpty
                         }
+                }
+                try await eventually("the ops port listens") { port.withLock { $0 } != 0 }
+                let metrics = try await OpsEndpointsTests.get(port.withLock { $0 }, "/metrics")
+                for name in [
+                    #"liveline_sender_pushes_total{outcome="delivered",reason=""} 4"#,
+                    "liveline_sender_send_duration_seconds_count 4",
+                    "liveline_e2e_latency_seconds_count 4",
+                    "liveline_sender_queue_wait_seconds_count 4",
+                    "liveline_work_in_flight 0",
+                    #"liveline_amqp_reconnects_total{connection="sender-in"} 0"#,
+                    #"liveline_apns_connections_open{client="com.example.rides production"} 1"#,
+                    #"liveline_apns_connections_open{client="com.example.scores sandbox"} 1"#,
+                    #"liveline_apns_connections_open{client="com.example.rides sandbox"} 0"#,
+                    #"liveline_apns_goaways_total{client="com.example.scores production"} 0"#,
+                    #"liveline_apns_connections_failed_total{client="com.example.scores sandbox"} 0"#,
+                    #"liveline_apns_provider_tokens_total{key="KEYAAAAAAA"} 1"#,
+                    #"liveline_apns_provider_tokens_total{key="KEYBBBBBBB"} 1"#,
+                ] {
+                    #expect(metrics.body.contains(name), "/metrics lacks \(name)")
                 }
                 await group.triggerGracefulShutdown()
                 try await tasks.waitForAll()

@@ -51,7 +51,9 @@ struct OpsEndpointsTests {
             translator: Translator(configuration: .standard(bundleId: "com.example.liveline")), topology: topology,
             logger: Broker.logger, metricsFactory: PrometheusMetricsFactory(registry: registry), health: health)
         let port = Mutex(0)
-        let ops = OpsEndpoints(registry: registry, health: health) {
+        let gauges = TransportGauges(
+            registry: registry, health: health, brokers: [("translator-in", consumer), ("translator-out", publisher)])
+        let ops = OpsEndpoints(registry: registry, health: health, gauges: gauges) {
             [.broker("broker-consume", consumer), .broker("broker-publish", publisher), await .store(store)]
         }.application(host: "127.0.0.1", port: 0, logger: Broker.logger) { channel in
             port.withLock { $0 = channel.localAddress?.port ?? 0 }
@@ -116,7 +118,19 @@ struct OpsEndpointsTests {
                 }
                 let metrics = try await Self.get(port, "/metrics")
                 #expect(metrics.status == 200)
-                #expect(metrics.body.contains("liveline_translator_events_received_total"))
+                for name in [
+                    "liveline_translator_events_received_total 1",
+                    #"liveline_translator_events_dropped_total{reason="noTarget"} 1"#,
+                    "liveline_translator_jobs_published_total 0",
+                    "liveline_translator_downgrades_total 0",
+                    "liveline_translator_queue_wait_seconds_count 1",
+                    "liveline_translator_batch_duration_seconds_count",
+                    #"liveline_translator_phase_duration_seconds_count{phase="translate"}"#,
+                    "liveline_work_in_flight 0",
+                    #"liveline_amqp_reconnects_total{connection="translator-in"} 0"#,
+                ] {
+                    #expect(metrics.body.contains(name), "/metrics lacks \(name)")
+                }
             }
         }
     }
@@ -141,6 +155,8 @@ struct OpsEndpointsTests {
                 try await eventually(timeout: .seconds(60), "ready again") {
                     (try? await Self.get(port, "/readyz"))?.status == 200
                 }
+                let metrics = try await Self.get(port, "/metrics").body
+                #expect(metrics.contains(#"liveline_amqp_reconnects_total{connection="translator-in"} 1"#), "\(metrics)")
             }
         }
     }

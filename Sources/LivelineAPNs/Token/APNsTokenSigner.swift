@@ -10,7 +10,8 @@ import NIOConcurrencyHelpers
 /// concurrent callers can never mint twice. Time comes from an injectable ``WallClock``.
 public final class APNsTokenSigner: Sendable {
     private let teamID: String
-    private let keyID: String
+    /// The key id (`kid`); not secret.
+    public let keyID: String
     /// The key's raw scalar; swift-crypto 3's key type is not `Sendable`, so the key object is
     /// rebuilt on each (rare) signing.
     private let rawKey: Data

@@ -18,6 +18,10 @@ final class HTTP2ConnectionPool: Sendable {
         /// Connections that failed before they were ready since one last became ready.
         var consecutiveFailures = 0
         var lastFailure: String?
+        /// Totals since the pool was made, for the metrics.
+        var goAwaysReceived = 0
+        var connectionsOpened = 0
+        var connectionsFailed = 0
         var waiters: [Int: CheckedContinuation<HTTP2Connection, any Error>] = [:]
         /// Waiter ids handed out whose continuation is not registered yet.
         var registering: Set<Int> = []
@@ -135,6 +139,7 @@ final class HTTP2ConnectionPool: Sendable {
         let actions = state.withLockedValue { state in
             state.connections[connection.id] = connection
             state.consecutiveFailures = 0
+            state.connectionsOpened += 1
             return state.machine.connectionReady(connection.id, maximumStreams: maximumStreams)
         }
         perform(actions)
@@ -147,6 +152,7 @@ final class HTTP2ConnectionPool: Sendable {
 
     func connectionGoingAway(_ id: Int) {
         logger.info("apns GOAWAY, draining connection", metadata: .init([.connection: "\(id)"]))
+        state.withLockedValue { $0.goAwaysReceived += 1 }
         transition { $0.goingAway(id) }
     }
 
@@ -165,7 +171,8 @@ final class HTTP2ConnectionPool: Sendable {
         state.withLockedValue { state in
             APNsConnectionStatus(
                 openConnections: state.connections.count, consecutiveFailures: state.consecutiveFailures,
-                lastFailure: state.lastFailure)
+                lastFailure: state.lastFailure, goAwaysReceived: state.goAwaysReceived,
+                connectionsOpened: state.connectionsOpened, connectionsFailed: state.connectionsFailed)
         }
     }
 
@@ -246,6 +253,7 @@ final class HTTP2ConnectionPool: Sendable {
         let cause = error.map { "\($0)" } ?? "closed by the server during setup"
         let report: Int? = state.withLockedValue { state in
             state.consecutiveFailures += 1
+            state.connectionsFailed += 1
             state.lastFailure = cause
             state.failuresUnreported += 1
             if let last = state.lastFailureReport, now - last < .seconds(30) { return nil }

@@ -69,13 +69,16 @@ public struct OpsEndpoints: Sendable {
     public var registry: PrometheusCollectorRegistry
     public var health: WorkLoopHealth
     public var readiness: @Sendable () async -> [ReadinessCheck]
+    /// Copies the transports' own figures into the registry before each scrape.
+    public var gauges: TransportGauges?
 
     public init(
-        registry: PrometheusCollectorRegistry, health: WorkLoopHealth,
+        registry: PrometheusCollectorRegistry, health: WorkLoopHealth, gauges: TransportGauges? = nil,
         readiness: @escaping @Sendable () async -> [ReadinessCheck]
     ) {
         self.registry = registry
         self.health = health
+        self.gauges = gauges
         self.readiness = readiness
     }
 
@@ -88,7 +91,8 @@ public struct OpsEndpoints: Sendable {
         let router = Router()
         let endpoints = self
         router.get("/metrics") { _, _ in
-            Response(
+            endpoints.gauges?.sample()
+            return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: endpoints.registry.emitToBuffer())))
         }

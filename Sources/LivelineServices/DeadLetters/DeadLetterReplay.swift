@@ -197,7 +197,7 @@ public struct DeadLetterReplay: Sendable {
                     messageID: letter.eventID),
                 mandatory: true)
         case .sendJob(let job, _):
-            var message = OutgoingMessage.job(job, topology: topology)
+            var message = OutgoingMessage.job(job, topology: topology, publishedAt: EventTime(Date()))
             message.properties.headers[DeadLetterHeaders.replayOf] = .string(letter.id)
             return message
         }

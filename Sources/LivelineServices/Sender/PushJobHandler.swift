@@ -58,6 +58,10 @@ struct PushJobHandler: Sendable {
             now: now,
             deaths: headers[DeadLetterHeaders.deaths]
         )
+        if attempt.count == 0, let publishedAt = headers[TranslatorHeaders.publishedAt]?.intValue {
+            // First attempts only: a retry's wait is its tier's delay, not the queue's.
+            metrics.waited(publishedMilliseconds: publishedAt, nowMilliseconds: now.millisecondsSince1970)
+        }
 
         let job: PushJob
         do {

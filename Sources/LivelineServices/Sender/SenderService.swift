@@ -3,6 +3,7 @@ import Logging
 import LivelineAMQP
 import LivelineAPNs
 import LivelineMessaging
+import Metrics
 import ServiceLifecycle
 
 /// The sender: consumes push jobs from the send queue and delivers them to APNs, one
@@ -48,10 +49,11 @@ public final class SenderService: Service {
         store: any SenderStore,
         settings: SenderSettings = SenderSettings(),
         logger: Logger = Logger(label: "liveline.sender"),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory,
         health: WorkLoopHealth = WorkLoopHealth()
     ) {
         self.health = health
-        let metrics = SenderMetrics()
+        let metrics = SenderMetrics(factory: metricsFactory)
         let traces = TraceWriter(
             store: store, interval: settings.traceFlushInterval, batchSize: settings.traceBatchSize,
             metrics: metrics, logger: logger

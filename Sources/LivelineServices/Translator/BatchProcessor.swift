@@ -31,6 +31,7 @@ struct BatchProcessor: Sendable {
         var received: Int
         var translated: Int
         var jobs: Int
+        var downgraded: Int
         var dropped: [String: Int]
         var deadLettered: [String: Int]
         var startedPublishing: ContinuousClock.Instant
@@ -70,6 +71,10 @@ struct BatchProcessor: Sendable {
     /// then coalesces: a newer full state in the same batch replaces an older update.
     func parse(_ messages: [Incoming]) async -> ParsedBatch {
         let results = await parseAll(messages)
+        let taken = EventTime(Date()).millisecondsSince1970
+        for case .success(let event) in results {
+            metrics.queueWait.recordNanoseconds(max(0, taken - event.time.millisecondsSince1970) * 1_000_000)
+        }
         let started = ContinuousClock.now
         let coalesced = translator.coalesce(results.compactMap { try? $0.get() })
         _ = metrics.record(.coalesce, since: started)
@@ -216,12 +221,13 @@ struct BatchProcessor: Sendable {
             jobs.append(contentsOf: send.jobs)
         }
         phaseStart = metrics.record(.spend, since: phaseStart)
+        let publishedAt = EventTime(Date())
         for job in jobs {
-            outgoing.append(OutgoingMessage.job(job, topology: topology))
+            outgoing.append(OutgoingMessage.job(job, topology: topology, publishedAt: publishedAt))
         }
         return PreparedBatch(
             outgoing: outgoing, received: planned.received, translated: sends.count, jobs: jobs.count,
-            dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart)
+            downgraded: sends.count { $0.send.downgraded }, dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart)
     }
 
     /// Queues the batch's jobs and dead letters on the publisher connection now: batches
@@ -239,6 +245,7 @@ struct BatchProcessor: Sendable {
         metrics.received.increment(by: batch.received)
         metrics.translated.increment(by: batch.translated)
         metrics.jobsPublished.increment(by: batch.jobs)
+        metrics.downgraded.increment(by: batch.downgraded)
         for (reason, count) in batch.dropped { metrics.dropped(reason, count: count) }
         for (reason, count) in batch.deadLettered { metrics.deadLettered(reason, count: count) }
     }

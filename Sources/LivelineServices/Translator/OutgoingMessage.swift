@@ -7,7 +7,7 @@ import LivelineMessaging
 enum OutgoingMessage {
     /// A push job for `liveline.push`: routing key `<domain>.<event>`, `message_id` = job id,
     /// so a republished job is recognisably the same one.
-    static func job(_ job: PushJob, topology: LivelineTopology) -> AMQPMessage {
+    static func job(_ job: PushJob, topology: LivelineTopology, publishedAt: EventTime) -> AMQPMessage {
         AMQPMessage(
             exchange: topology.pushExchange,
             routingKey: "\(job.domain).\(job.event.rawValue)",
@@ -19,6 +19,7 @@ enum OutgoingMessage {
                     TranslatorHeaders.domain: .string(job.domain),
                     TranslatorHeaders.sequence: .int(job.sequence),
                     TranslatorHeaders.event: .string(job.event.rawValue),
+                    TranslatorHeaders.publishedAt: .int(publishedAt.millisecondsSince1970),
                 ],
                 persistent: true,
                 messageID: job.jobId,

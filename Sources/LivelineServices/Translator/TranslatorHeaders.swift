@@ -11,6 +11,8 @@ public enum TranslatorHeaders {
     public static let sequence = "x-liveline-sequence"
     /// A job's ActivityKit event (`update`, `end`, `start`).
     public static let event = "x-liveline-event"
+    /// When the translator published the job, in Unix ms: the sender's queue wait starts here.
+    public static let publishedAt = "x-liveline-published-at"
     /// On an event: the highest `apns-priority` its pushes may have (5). Set by
     /// `liveline dlq replay` on `over-budget` letters, so they go out without spending budget.
     public static let priorityCap = "x-liveline-priority-cap"

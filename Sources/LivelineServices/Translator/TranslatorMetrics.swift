@@ -10,6 +10,10 @@ struct TranslatorMetrics: Sendable {
     let failedBatches: Counter
     let budgetContended: Counter
     let batchDuration: Metrics.Timer
+    /// From an event's time to the translator taking it: the producer's delay plus the queue's.
+    let queueWait: Metrics.Timer
+    /// Pushes that wanted priority 10 and went at 5 (over their activity's budget).
+    let downgraded: Counter
     private let phases: [TranslatorPhase: Metrics.Timer]
     private let factory: any MetricsFactory
 
@@ -21,6 +25,8 @@ struct TranslatorMetrics: Sendable {
         failedBatches = Counter(label: "liveline_translator_batches_failed_total", factory: factory)
         budgetContended = Counter(label: "liveline_translator_budget_contended_total", factory: factory)
         batchDuration = Metrics.Timer(label: "liveline_translator_batch_duration_seconds", factory: factory)
+        queueWait = Metrics.Timer(label: "liveline_translator_queue_wait_seconds", factory: factory)
+        downgraded = Counter(label: "liveline_translator_downgrades_total", factory: factory)
         var phases: [TranslatorPhase: Metrics.Timer] = [:]
         for phase in TranslatorPhase.allCases {
             phases[phase] = Metrics.Timer(
