@@ -33,6 +33,27 @@ public enum ProcessUsage {
     }
 }
 
+extension ProcessUsage {
+    /// Another process's CPU time and peak RSS so far, from procfs; nil where there is none.
+    public struct Snapshot: Sendable {
+        public var cpuSeconds: Double
+        public var peakRSSMiB: Double
+    }
+
+    public static func of(pid: Int32) -> Snapshot? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let afterName = stat.lastIndex(of: ")"),
+            let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        else { return nil }
+        // Fields after the name: state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: afterName)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+            .flatMap { Double($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+        return Snapshot(cpuSeconds: (user + system) / Double(sysconf(Int32(_SC_CLK_TCK))), peakRSSMiB: peak / 1024)
+    }
+}
+
 /// The CPU time of a local RabbitMQ (the `beam.smp` process), so a benchmark can say how
 /// much of the machine the broker took for the same work. Nil when the broker runs
 /// elsewhere or there is no procfs.
