@@ -25,6 +25,8 @@ struct BenchOptions: ParsableCommand {
     @Option(help: "Consumer prefetch on the send queue.") var prefetch: UInt16 = SenderSettings().prefetch
     @Option(help: "APNs connections.") var connections = 2
     @Option(help: "full, apns or amqp.") var mode = Mode.full
+    @Flag(help: "Also send every metric to a Prometheus registry, as `liveline sender` does (off: only the two the benchmark reads).")
+    var prometheus = false
     @Option(name: .customLong("amqp"), help: "AMQP URL.")
     var amqpURL = ProcessInfo.processInfo.environment["LIVELINE_TEST_AMQP_URL"] ?? "amqp://guest:guest@127.0.0.1:5672/%2f"
 

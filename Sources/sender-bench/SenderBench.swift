@@ -10,6 +10,7 @@ import LivelineServices
 import LivelineStore
 import Logging
 import Metrics
+import Prometheus
 import NIOPosix
 import ServiceLifecycle
 
@@ -26,7 +27,10 @@ struct SenderBench {
     static func main() async throws {
         let options = BenchOptions.parseOrExit()
         let metrics = LatencyMetrics()
-        MetricsSystem.bootstrap(metrics)
+        MetricsSystem.bootstrap(
+            options.prometheus
+                ? MultiplexMetricsHandler(factories: [metrics, PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())])
+                : metrics)
         var logger = Logger(label: "sender-bench")
         logger.logLevel = .warning
 
@@ -49,7 +53,7 @@ struct SenderBench {
             logger: logger
         )
         let jobs = makeJobs(options.count)
-        print("sender-bench: mode \(options.mode.rawValue), \(options.count) jobs of \(jobs[0].payload.count)-byte payloads, "
+        print("sender-bench: metrics \(options.prometheus ? "prometheus" : "minimal"), mode \(options.mode.rawValue), \(options.count) jobs of \(jobs[0].payload.count)-byte payloads, "
               + "in flight \(options.sendsInFlight), prefetch \(options.prefetch), \(options.connections) APNs connections")
 
         switch options.mode {

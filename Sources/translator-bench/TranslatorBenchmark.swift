@@ -8,7 +8,9 @@ import LivelineProducer
 import LivelineServices
 import LivelineStore
 import Logging
+import Metrics
 import PostgresNIO
+import Prometheus
 import ServiceLifecycle
 
 /// `translator-bench` (later `liveline-bench translator`): fills a translate queue, runs one
@@ -29,6 +31,12 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         ?? "amqp://guest:guest@127.0.0.1:5672/%2f"
     @Option(help: "Also run against PostgreSQL at this URL (a throwaway schema is created).") var postgresURL: String?
     @Flag(name: .customLong("skip-sqlite"), help: "Skip the SQLite run.") var skipSQLite = false
+    @Option(help: "Where the translator's metrics go: breakdown (summed here, for the phase table), prometheus (the registry `liveline translator` serves on /metrics), or off.")
+    var metrics = MetricsBackend.breakdown
+
+    enum MetricsBackend: String, ExpressibleByArgument, Sendable {
+        case breakdown, prometheus, off
+    }
 
     func run() async throws {
         var logger = Logger(label: "translator-bench")
@@ -93,11 +101,16 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         print(String(format: "  [\(name)] filled %d events in %.2f s (%.0f/s publish+confirm)", events, fill, Double(events) / fill))
 
         let metrics = BenchMetrics()
+        let factory: any MetricsFactory = switch self.metrics {
+        case .breakdown: metrics
+        case .prometheus: PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
+        case .off: NOOPMetricsHandler.instance
+        }
         let consumer = try await AMQPConnection.connect(amqp, logger: logger)
         let jobPublisher = try await AMQPConnection.connect(amqp, logger: logger)
         let service = TranslatorService(
             consumer: consumer, publisher: jobPublisher, store: store, translator: translator, topology: topology,
-            settings: TranslatorSettings(prefetch: prefetch, maxBatchSize: batch, parseConcurrency: parseConcurrency), logger: logger, metricsFactory: metrics)
+            settings: TranslatorSettings(prefetch: prefetch, maxBatchSize: batch, parseConcurrency: parseConcurrency), logger: logger, metricsFactory: factory)
         let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: logger))
 
         let cpuStarted = ProcessUsage.cpuSeconds()
