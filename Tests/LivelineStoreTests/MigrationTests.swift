@@ -1,5 +1,5 @@
 import Foundation
-import LivelineStore
+@testable import LivelineStore
 import LivelineStoreTestSupport
 import Logging
 import Testing
@@ -16,9 +16,9 @@ struct MigrationTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(versions == [3, 3])
+            #expect(versions == [SQLiteSchema.latestVersion, SQLiteSchema.latestVersion])
             let reopened = try SQLiteLivelineStore(configuration: .init(path: path))
-            #expect(try await reopened.schemaVersion() == 3)
+            #expect(try await reopened.schemaVersion() == SQLiteSchema.latestVersion)
         }
     }
 
@@ -35,10 +35,10 @@ struct MigrationTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(versions == [3, 3, 3])
+            #expect(versions == Array(repeating: PostgresSchema.latestVersion, count: 3))
             let rows = try await client.query("SELECT count(*) FROM schema_version").decode(Int64.self)
             // One row per migration, each applied once.
-            for try await count in rows { #expect(count == 3) }
+            for try await count in rows { #expect(count == Int64(PostgresSchema.latestVersion)) }
         }
     }
 }
