@@ -29,9 +29,10 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Opens the store, migrates it, runs `body` with it, and closes what it opened.
+    /// Opens the store, migrates it, runs `body` with it, and closes what it opened. With
+    /// `retry`, a PostgreSQL that does not answer yet is waited for.
     public func withStore<T: Sendable>(
-        logger: Logger, _ body: (any ActivityStore) async throws -> T
+        logger: Logger, retry: StartupRetry? = nil, _ body: (any ActivityStore) async throws -> T
     ) async throws -> T {
         switch self {
         case .sqlite(let path):
@@ -45,7 +46,11 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
                 group.addTask { await client.run() }
                 defer { group.cancelAll() }
                 let store = PostgresLivelineStore(client: client, logger: logger)
-                try await store.migrate()
+                if let retry {
+                    try await retry.run("store (PostgreSQL)", logger: logger) { try await store.migrate() }
+                } else {
+                    try await store.migrate()
+                }
                 return try await body(store)
             }
         }

@@ -187,8 +187,8 @@ struct DLQCommand: AsyncParsableCommand {
         func run() async throws {
             let logger = options.logger("liveline.keeper")
             let settings = try await LivelineSettings.load(file: options.config)
-            try await settings.store.withStore(logger: logger) { store in
-                let connection = try await connect(settings.amqp, as: "dead-letter-keeper", logger: logger)
+            try await settings.store.withStore(logger: logger, retry: StartupRetry()) { store in
+                let connection = try await connect(settings.amqp, as: "dead-letter-keeper", logger: logger, retry: StartupRetry())
                 try await runUntilSignalled([DeadLetterKeeper(connection: connection, store: store, logger: logger)], logger: logger)
                 await connection.close()
             }

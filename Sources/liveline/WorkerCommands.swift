@@ -28,9 +28,9 @@ struct TranslatorCommand: AsyncParsableCommand {
         let settings = try LivelineSettings(config: config)
         let workers = try WorkerSettings(config: config)
         let topology = LivelineTopology()
-        try await settings.store.withStore(logger: logger) { store in
-            let consumer = try await connect(settings.amqp, as: "translator-in", logger: logger)
-            let publisher = try await connect(settings.amqp, as: "translator-out", logger: logger)
+        try await settings.store.withStore(logger: logger, retry: StartupRetry()) { store in
+            let consumer = try await connect(settings.amqp, as: "translator-in", logger: logger, retry: StartupRetry())
+            let publisher = try await connect(settings.amqp, as: "translator-out", logger: logger, retry: StartupRetry())
             try await publisher.declare(topology.amqp)
             let health = WorkLoopHealth(stallAfter: settings.ops.stallAfter)
             let service = TranslatorService(
@@ -67,9 +67,9 @@ struct SenderCommand: AsyncParsableCommand {
         let settings = try LivelineSettings(config: config)
         let workers = try WorkerSettings(config: config)
         let clients = try APNsSettings(config: config).clients(logger: logger)
-        try await settings.store.withStore(logger: logger) { store in
-            let consuming = try await connect(settings.amqp, as: "sender-in", logger: logger)
-            let publishing = try await connect(settings.amqp, as: "sender-out", logger: logger)
+        try await settings.store.withStore(logger: logger, retry: StartupRetry()) { store in
+            let consuming = try await connect(settings.amqp, as: "sender-in", logger: logger, retry: StartupRetry())
+            let publishing = try await connect(settings.amqp, as: "sender-out", logger: logger, retry: StartupRetry())
             try await publishing.declare(LivelineTopology().amqp)
             let health = WorkLoopHealth(stallAfter: settings.ops.stallAfter)
             let service = SenderService(
@@ -77,7 +77,7 @@ struct SenderCommand: AsyncParsableCommand {
                 logger: logger, health: health)
             var services: [any Service] = [service, TracePruner(store: store, retention: workers.traceRetention, logger: logger)]
             // The keeper consumes on a connection of its own, beside the sender's.
-            let keeping = workers.keeperEnabled ? try await connect(settings.amqp, as: "dead-letter-keeper", logger: logger) : nil
+            let keeping = workers.keeperEnabled ? try await connect(settings.amqp, as: "dead-letter-keeper", logger: logger, retry: StartupRetry()) : nil
             if let keeping { services.append(DeadLetterKeeper(connection: keeping, store: store, logger: logger)) }
             var brokers = [(name: "sender-in", connection: consuming), (name: "sender-out", connection: publishing)]
             if let keeping { brokers.append(("dead-letter-keeper", keeping)) }
@@ -132,10 +132,17 @@ let metricsRegistry: PrometheusCollectorRegistry = {
     return registry
 }()
 
-func connect(_ configuration: AMQPConfiguration, as name: String, logger: Logger) async throws -> AMQPConnection {
+/// Connects to the broker. A long-running role passes `retry`, so it waits for a broker
+/// that is not up yet; a one-shot command fails at once and says why.
+func connect(
+    _ configuration: AMQPConfiguration, as name: String, logger: Logger, retry: StartupRetry? = nil
+) async throws -> AMQPConnection {
     var configuration = configuration
     configuration.connectionName = "liveline-\(name)"
-    return try await AMQPConnection.connect(configuration, logger: logger)
+    guard let retry else { return try await AMQPConnection.connect(configuration, logger: logger) }
+    return try await retry.run("broker (\(name))", logger: logger) {
+        try await AMQPConnection.connect(configuration, logger: logger)
+    }
 }
 
 func runUntilSignalled(_ services: [any Service], logger: Logger) async throws {

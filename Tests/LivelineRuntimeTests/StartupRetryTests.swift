@@ -1,0 +1,89 @@
+import LivelineAMQP
+import LivelineRuntime
+import Logging
+import Synchronization
+import Testing
+
+/// Workers wait for a broker or store that is not up yet, and give up at once on what
+/// waiting cannot fix.
+@Suite struct StartupRetryTests {
+    struct Unreachable: Error {}
+
+    static let quick = StartupRetry(limit: .seconds(5), initialDelay: .milliseconds(10), maximumDelay: .milliseconds(40))
+
+    @Test func retriesUntilTheDependencyAnswers() async throws {
+        let attempts = Mutex(0)
+        let value = try await Self.quick.run("broker", logger: Logger(label: "test")) {
+            let attempt = attempts.withLock { $0 += 1; return $0 }
+            if attempt < 4 { throw Unreachable() }
+            return "connected"
+        }
+        #expect(value == "connected")
+        #expect(attempts.withLock { $0 } == 4)
+    }
+
+    @Test func refusedCredentialsFailAtOnce() async throws {
+        let attempts = Mutex(0)
+        await #expect(throws: AMQPError.self) {
+            try await Self.quick.run("broker", logger: Logger(label: "test")) {
+                attempts.withLock { $0 += 1 }
+                throw AMQPError(.authenticationFailed, "ACCESS_REFUSED")
+            }
+        }
+        #expect(attempts.withLock { $0 } == 1)
+    }
+
+    @Test func givesUpAtTheLimitWithTheLastError() async throws {
+        // Generous against a loaded machine: waits of 20, 40, 40... ms in a 1 s limit.
+        let retry = StartupRetry(limit: .seconds(1), initialDelay: .milliseconds(20), maximumDelay: .milliseconds(40))
+        let attempts = Mutex(0)
+        let started = ContinuousClock.now
+        await #expect(throws: Unreachable.self) {
+            try await retry.run("store", logger: Logger(label: "test")) {
+                attempts.withLock { $0 += 1 }
+                throw Unreachable()
+            }
+        }
+        // It stops within the limit (plus one attempt), after several attempts, at most 26.
+        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect((3...26).contains(attempts.withLock { $0 }), "\(attempts.withLock { $0 }) attempts")
+    }
+
+    @Test func aBrokerThatIsNotThereIsRetriedAndEachAttemptLogged() async throws {
+        // A port nothing listens on: every attempt is refused, and each is logged.
+        let configuration = try AMQPConfiguration(url: "amqp://guest:guest@127.0.0.1:1/%2f")
+        let lines = LogLines()
+        let logger = Logger(label: "test") { _ in lines }
+        // One refused connect can take a few hundred ms on a loaded machine: a 3 s limit.
+        let retry = StartupRetry(limit: .seconds(3), initialDelay: .milliseconds(50), maximumDelay: .milliseconds(100))
+        await #expect(throws: AMQPError.self) {
+            try await retry.run("broker (test)", logger: logger) { try await AMQPConnection.connect(configuration) }
+        }
+        let retries = lines.messages.filter { $0.contains("broker (test) unreachable; retrying") }
+        #expect(retries.count >= 2, "\(lines.messages)")
+        #expect(lines.messages.last?.contains("giving up") == true)
+    }
+}
+
+/// Collects what a logger writes.
+final class LogLines: LogHandler, Sendable {
+    private let lines = Mutex<[String]>([])
+    var messages: [String] { lines.withLock { $0 } }
+
+    var metadata: Logger.Metadata {
+        get { [:] }
+        set {}
+    }
+    var logLevel: Logger.Level {
+        get { .trace }
+        set {}
+    }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { nil }
+        set {}
+    }
+
+    func log(event: LogEvent) {
+        lines.withLock { $0.append("\(event.level) \(event.message)") }
+    }
+}
