@@ -164,7 +164,7 @@ let package = Package(
             ]
         ),
         // What every benchmark prints about its own process: peak RSS, CPU time.
-        .target(name: "LivelineBenchSupport"),
+        .target(name: "LivelineBenchSupport", dependencies: ["LivelineProducer", "LivelineModels"]),
         .executableTarget(
             name: "translator-bench",
             dependencies: [
@@ -294,6 +294,7 @@ let package = Package(
             path: "Tests/LivelineStoreTestSupport"
         ),
         .testTarget(name: "LivelineModelsTests", dependencies: ["LivelineModels"]),
+        .testTarget(name: "LivelineBenchSupportTests", dependencies: ["LivelineBenchSupport"]),
         .testTarget(
             name: "LivelineCoreTests",
             dependencies: ["LivelineCore", "LivelineModels"],

@@ -34,12 +34,16 @@ public enum ProcessUsage {
 }
 
 extension ProcessUsage {
-    /// Another process's CPU time and peak RSS so far, from procfs; nil where there is none.
-    public struct Snapshot: Sendable {
+    /// Another process's CPU time and memory so far, from procfs.
+    public struct Snapshot: Sendable, Codable {
         public var cpuSeconds: Double
+        /// The kernel's high-water mark (VmHWM).
         public var peakRSSMiB: Double
+        /// Resident now (VmRSS).
+        public var rssMiB: Double
     }
 
+    /// Nil where there is no procfs or the process is gone.
     public static func of(pid: Int32) -> Snapshot? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let afterName = stat.lastIndex(of: ")"),
@@ -48,27 +52,29 @@ extension ProcessUsage {
         // Fields after the name: state is field 3; utime and stime are fields 14 and 15.
         let fields = stat[stat.index(after: afterName)...].split(separator: " ")
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
-            .flatMap { Double($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
-        return Snapshot(cpuSeconds: (user + system) / Double(sysconf(Int32(_SC_CLK_TCK))), peakRSSMiB: peak / 1024)
+        func mebibytes(_ field: String) -> Double {
+            (status.split(separator: "\n").first { $0.hasPrefix(field) }
+                .flatMap { Double($0.split(separator: " ").dropFirst().first ?? "") } ?? 0) / 1024
+        }
+        return Snapshot(
+            cpuSeconds: (user + system) / Double(sysconf(Int32(_SC_CLK_TCK))),
+            peakRSSMiB: mebibytes("VmHWM:"), rssMiB: mebibytes("VmRSS:"))
     }
 }
 
-/// The CPU time of a local RabbitMQ (the `beam.smp` process), so a benchmark can say how
-/// much of the machine the broker took for the same work. Nil when the broker runs
-/// elsewhere or there is no procfs.
+/// A local RabbitMQ (the `beam.smp` process), so a benchmark can say how much of the
+/// machine the broker took for the same work. Nil when the broker runs elsewhere or there
+/// is no procfs.
 public struct BrokerUsage: Sendable {
-    private let statPath: String
-    private let ticksPerSecond: Double
+    public let pid: Int32
 
     /// Finds the local broker process, if there is one.
     public init?() {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
-        for pid in entries where pid.allSatisfy(\.isNumber) {
-            let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
-            if comm.hasPrefix("beam.smp") {
-                statPath = "/proc/\(pid)/stat"
-                ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        for entry in entries where entry.allSatisfy(\.isNumber) {
+            let comm = (try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8)) ?? ""
+            if comm.hasPrefix("beam.smp"), let pid = Int32(entry) {
+                self.pid = pid
                 return
             }
         }
@@ -76,13 +82,7 @@ public struct BrokerUsage: Sendable {
     }
 
     /// User + system CPU seconds the broker used so far.
-    public func cpuSeconds() -> Double {
-        guard let stat = try? String(contentsOfFile: statPath, encoding: .utf8),
-            let afterName = stat.lastIndex(of: ")")
-        else { return 0 }
-        // Fields after the command name: state is field 3, utime 14, stime 15.
-        let fields = stat[stat.index(after: afterName)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / ticksPerSecond
-    }
+    public func cpuSeconds() -> Double { ProcessUsage.of(pid: pid)?.cpuSeconds ?? 0 }
+
+    public func snapshot() -> ProcessUsage.Snapshot? { ProcessUsage.of(pid: pid) }
 }

@@ -38,6 +38,9 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         case breakdown, prometheus, off
     }
 
+    /// The plain ids: each measurement runs on a fresh store.
+    private var bench: BenchEvents { BenchEvents() }
+
     func run() async throws {
         var logger = Logger(label: "translator-bench")
         logger.logLevel = .warning
@@ -82,8 +85,8 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         for activity in 0..<activities {
             let domain = BenchEvents.domain(of: activity)
             _ = try await store.registerUpdateToken(UpdateTokenRegistration(
-                activityID: BenchEvents.activityId(activity), deviceID: "phone", userID: BenchEvents.userId(activity),
-                token: BenchEvents.token(activity), domain: domain,
+                activityID: bench.activityId(activity), deviceID: "phone", userID: bench.userId(activity),
+                token: bench.token(activity), domain: domain,
                 attributesType: translator.domain(named: domain)?.attributesType, at: Date()))
         }
         print("  [\(name)] seeded \(activities) tokens in \(Self.seconds(clock.now - started)) s")
@@ -93,7 +96,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         let base = Date().addingTimeInterval(-3_600)
         for chunk in stride(from: 0, to: events, by: 5_000) {
             let slice = try (chunk..<min(chunk + 5_000, events)).map {
-                try BenchEvents.event($0, activities: activities, base: base)
+                try bench.event($0, activities: activities, base: base)
             }
             try await publisher.publish(contentsOf: slice)
         }
@@ -159,7 +162,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         let translator = Translator(configuration: .standard(bundleId: "com.example.liveline"))
         let sample = min(events, 10_000)
         let base = Date().addingTimeInterval(-3_600)
-        let bodies = try (0..<sample).map { try BenchEvents.event($0, activities: activities, base: base).encoded(source: "//bench") }
+        let bodies = try (0..<sample).map { try bench.event($0, activities: activities, base: base).encoded(source: "//bench") }
         let clock = ContinuousClock()
         var started = clock.now
         var parsed: [DomainEvent] = []
@@ -169,7 +172,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         var jobs = 0
         for event in parsed {
             let decision = translator.translate(
-                event: event, activity: nil, tokens: TokenSnapshot(updateTokens: [BenchEvents.token(0)]),
+                event: event, activity: nil, tokens: TokenSnapshot(updateTokens: [bench.token(0)]),
                 preferences: UserPreferences(), budget: .empty, now: Date())
             if case .send(let send) = decision { jobs += send.jobs.count }
         }
@@ -178,7 +181,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         var encode = 0.0, decode = 0.0
         for event in parsed.prefix(1) {
             if case .send(let send) = translator.translate(
-                event: event, activity: nil, tokens: TokenSnapshot(updateTokens: [BenchEvents.token(0)]),
+                event: event, activity: nil, tokens: TokenSnapshot(updateTokens: [bench.token(0)]),
                 preferences: UserPreferences(), budget: .empty, now: Date()), let job = send.jobs.first {
                 started = clock.now
                 for _ in 0..<sample { bytes += job.encoded().count }

@@ -5,19 +5,41 @@ import LivelineProducer
 /// Realistic traffic: activities of the three domains, each receiving its events in
 /// time order, interleaved round-robin the way many concurrent rides, orders and games
 /// would arrive. No event ends an activity, so every event yields exactly one job.
-enum BenchEvents {
-    static func domain(of activity: Int) -> String { ["ride", "delivery", "score"][activity % 3] }
-    static func activityId(_ activity: Int) -> String { "\(domain(of: activity))-\(activity)" }
-    static func userId(_ activity: Int) -> String { "u-\(activity % 5_000)" }
-    static func token(_ activity: Int) -> String { String(format: "%064x", activity + 1) }
+///
+/// `run` keeps the ids and tokens of two runs on one store apart (empty: the plain ids).
+public struct BenchEvents: Sendable {
+    public var run: String
+    private let tokenSeed: UInt32
 
-    /// Event `index` of `count`, spread over `activities`.
-    static func event(_ index: Int, activities: Int, base: Date) throws -> LivelineEvent {
+    public init(run: String = "") {
+        self.run = run
+        tokenSeed = run.isEmpty ? 0 : UInt32.random(in: 1...UInt32.max)
+    }
+
+    public static func domain(of activity: Int) -> String { ["ride", "delivery", "score"][activity % 3] }
+    public static func attributesType(of activity: Int) -> String {
+        ["RideAttributes", "DeliveryAttributes", "ScoreAttributes"][activity % 3]
+    }
+    public func activityId(_ activity: Int) -> String { "\(run)\(Self.domain(of: activity))-\(activity)" }
+    public func userId(_ activity: Int) -> String { "\(run)u-\(activity % 5_000)" }
+    public func token(_ activity: Int) -> String { String(format: "%08x%056x", tokenSeed, activity + 1) }
+    public func eventId(_ index: Int) -> String { "\(run)bench-\(index)" }
+
+    /// Event `index`, spread round-robin over `activities`: activity `index % activities`,
+    /// its step `index / activities`.
+    public func event(_ index: Int, activities: Int, base: Date) throws -> LivelineEvent {
         let activity = index % activities
         let step = index / activities
         // Ten seconds apart per activity, and a millisecond offset so activities differ.
         let time = base.addingTimeInterval(Double(step) * 10 + Double(activity % 1000) / 1000)
-        let id = "bench-\(index)"
+        return try event(index, activities: activities, at: time, base: base)
+    }
+
+    /// Event `index` at `time`, which must rise with the index within an activity.
+    public func event(_ index: Int, activities: Int, at time: Date, base: Date) throws -> LivelineEvent {
+        let activity = index % activities
+        let step = index / activities
+        let id = eventId(index)
         let activityId = activityId(activity)
         let userId = userId(activity)
         switch activity % 3 {

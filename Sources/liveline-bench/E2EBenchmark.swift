@@ -1,0 +1,228 @@
+import ArgumentParser
+import Foundation
+import LivelineAMQP
+import LivelineBenchSupport
+import LivelineMessaging
+import Logging
+
+/// `liveline-bench e2e`: the whole path as people run it. A producer publishes the ride,
+/// delivery and score mix with confirms; `liveline translator` and `liveline sender` run as
+/// processes of their own on a real broker and store; the APNs simulator receives. Prints
+/// the sustained rate, the latency from publish to the simulator's receipt, each process's
+/// CPU and memory (the broker's included), and the loss ledger, which must pass.
+struct E2EBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "e2e",
+        abstract: "Publish → translator → sender → APNs simulator, with workers as processes; figures and the loss ledger.",
+        discussion: "scripts/bench e2e starts RabbitMQ (and PostgreSQL with --postgres) and runs this on a release build."
+    )
+
+    @OptionGroup var workers: WorkerOptions
+    @Option(help: "Store URL the workers share (default: a fresh SQLite file).") var storeURL: String?
+    @Option(help: "Translator processes.") var translators = 1
+    @Option(help: "Sender processes.") var senders = 1
+    @Option(help: "Activities, one device each; events go round-robin over them.") var activities = 1_000
+    @Option(help: "Events to publish.") var events = 100_000
+    @Option(help: "Events per second; 0 publishes flat out.") var rate = 0
+    @Flag(help: "Publish everything first, then start the workers and measure the drain.") var backlog = false
+    @Option(help: "Seconds to wait for the last pushes.") var drainTimeout = 600
+    @Option(help: "Name of the scenario in the markdown table.") var scenario: String?
+    @Option(help: "Append the figures as a markdown table row to this file.") var markdown: String?
+    @Flag(help: "Print the summary as JSON.") var json = false
+
+    mutating func validate() throws {
+        guard translators >= 1, senders >= 1 else { throw ValidationError("--translators and --senders must be at least 1") }
+        guard activities >= 1, events >= activities else { throw ValidationError("--events must be at least --activities (≥ 1)") }
+        guard rate >= 0 else { throw ValidationError("--rate must be 0 (flat out) or more") }
+    }
+
+    func run() async throws {
+        let passed = try await Pipeline.with(
+            executable: workers.liveline, amqpURL: workers.amqpURL, storeURL: storeURL, label: "e2e", passed: { $0 }, measure)
+        if !passed { throw ExitCode.failure }
+    }
+
+    /// Runs the load and prints the figures; true when the ledger passed.
+    private func measure(_ pipeline: Pipeline) async throws -> Bool {
+        let load = Load(activities: activities, total: events, rate: rate)
+        try await load.registerDevices(in: pipeline)
+        let apnsIDs = load.apnsIDs()
+
+        let meter = UsageMeter(broker: BrokerUsage())
+        if !backlog { try await startWorkers(pipeline) }
+        var before = meter.sample(pipeline.workers)
+        var started = Date().timeIntervalSince1970
+        Progress.line("e2e: publishing \(events) events over \(activities) activities "
+            + (rate == 0 ? "flat out" : "at \(rate)/s") + (backlog ? " before the workers start" : ""))
+        let publishedAt = try await load.publish(amqpURL: workers.amqpURL, progress: Progress(total: events, what: "published"))
+        if backlog {
+            try await startWorkers(pipeline)
+            before = meter.sample(pipeline.workers)
+            started = Date().timeIntervalSince1970
+        }
+        try await Drain.wait(for: pipeline, load: load, timeout: .seconds(drainTimeout))
+        let after = meter.sample(pipeline.workers)
+        // A graceful stop flushes the workers' traces, which the ledger reads.
+        pipeline.stopWorkers()
+
+        let outcome = try await Outcome.collect(
+            pipeline: pipeline, load: load, publishedAt: publishedAt, apnsIDs: apnsIDs, duplicateBound: 0)
+        let verdict = outcome.ledger.verdict()
+        let seconds = max(outcome.lastReceipt - started, 0.001)
+        let summary = Summary(
+            scenario: scenario ?? (backlog ? "backlog" : rate == 0 ? "flat out" : "\(rate)/s"),
+            store: pipeline.storeURL.hasPrefix("sqlite:") ? "SQLite" : "PostgreSQL",
+            translators: translators, senders: senders, events: events, activities: activities, rate: rate,
+            seconds: seconds, eventsPerSecond: Double(events) / seconds, pushesPerSecond: Double(outcome.pushes) / seconds,
+            p50: outcome.latency(0.5), p99: outcome.latency(0.99), p999: outcome.latency(0.999),
+            processes: meter.usage(before: before, after: after, events: events), ledger: verdict)
+        if json {
+            try printJSON(summary)
+        } else {
+            print(summary.text)
+        }
+        if let markdown { try summary.appendRow(to: markdown) }
+        return verdict.passed
+    }
+
+    private func startWorkers(_ pipeline: Pipeline) async throws {
+        for _ in 0..<translators { try await pipeline.startWorker("translator") }
+        for _ in 0..<senders { try await pipeline.startWorker("sender") }
+        Progress.line("e2e: \(translators) translator(s) and \(senders) sender(s) ready; logs in \(pipeline.work.path)")
+    }
+
+    struct Summary: Codable, Sendable {
+        var scenario: String
+        var store: String
+        var translators: Int
+        var senders: Int
+        var events: Int
+        var activities: Int
+        var rate: Int
+        var seconds: Double
+        var eventsPerSecond: Double
+        var pushesPerSecond: Double
+        var p50: Double
+        var p99: Double
+        var p999: Double
+        var processes: [UsageMeter.Usage]
+        var ledger: Verdict
+
+        var text: String {
+            var lines = [
+                "e2e (\(scenario)): \(translators) translator(s), \(senders) sender(s), \(store); \(events) events over "
+                    + "\(activities) activities, " + (rate == 0 ? "flat out" : "\(rate)/s"),
+                String(format: "  sustained: %.0f events/s, %.0f pushes/s (%.1f s to the last push)", eventsPerSecond, pushesPerSecond, seconds),
+                String(format: "  latency, publish to APNs receipt: p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms", p50, p99, p999),
+                "  process                       cpu s   µs/event   peak RSS    RSS now",
+            ]
+            for process in processes {
+                lines.append(
+                    "  " + process.name.padding(toLength: 28, withPad: " ", startingAt: 0)
+                        + String(format: "%6.1f  %9.1f  %6.1f MiB  %6.1f MiB", process.cpuSeconds, process.microsecondsPerEvent,
+                                 process.peakRSSMiB, process.rssMiB))
+            }
+            lines.append(ledger.text)
+            return lines.joined(separator: "\n")
+        }
+
+        /// One row per run; the header is written when the file is new.
+        func appendRow(to path: String) throws {
+            var text = ""
+            if !FileManager.default.fileExists(atPath: path) {
+                text += "| scenario | store | T | S | events | events/s | pushes/s | p50 ms | p99 ms | p99.9 ms "
+                    + "| CPU µs/event (" + processes.map(\.name).joined(separator: ", ") + ") | peak RSS MiB | lost |\n"
+                text += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+            }
+            text += String(
+                format: "| %@ | %@ | %d | %d | %d | %.0f | %.0f | %.1f | %.1f | %.1f | %@ | %@ | %d |\n",
+                scenario, store, translators, senders, events, eventsPerSecond, pushesPerSecond, p50, p99, p999,
+                processes.map { String(format: "%.0f", $0.microsecondsPerEvent) }.joined(separator: " / "),
+                processes.map { String(format: "%.0f", $0.peakRSSMiB) }.joined(separator: " / "), ledger.lost.count)
+            if let handle = FileHandle(forWritingAtPath: path) {
+                handle.seekToEndOfFile()
+                handle.write(Data(text.utf8))
+                try handle.close()
+            } else {
+                try text.write(toFile: path, atomically: true, encoding: .utf8)
+            }
+        }
+    }
+}
+
+/// Waits until the pipeline has done its work: every event pushed to the simulator
+/// (duplicates not counted) or counted by the workers as dropped or dead-lettered, no
+/// message waiting in the translate, send or retry queues, and nothing changing for a
+/// second. (A count alone can be reached early: an event both delivered and, its answer
+/// lost to a reset, dropped on the retry counts twice.) With a progress bar.
+enum Drain {
+    static func wait(for pipeline: Pipeline, load: Load, timeout: Duration) async throws {
+        var logger = Logger(label: "bench.drain")
+        logger.logLevel = .critical
+        let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: pipeline.amqpURL), logger: logger)
+        defer { Task { await connection.close() } }
+        let topology = LivelineTopology()
+        let queues = [topology.translateQueue, topology.sendQueue] + topology.retryTiers.map(topology.retryQueue)
+        let progress = Progress(total: load.total, what: "delivered, dropped or dead-lettered")
+        let deadline = ContinuousClock.now + timeout
+        var previous: [Int] = []
+        while ContinuousClock.now < deadline {
+            let delivered = (0..<load.activities).reduce(0) { sum, activity in
+                sum + Set(pipeline.simulator.deliveries(toDevice: load.events.token(activity)).map(\.apnsID)).count
+            }
+            var otherwise = 0
+            for worker in pipeline.workers where worker.process.isRunning {
+                let counts = try? await worker.metrics(worker.role == "translator"
+                    ? ["liveline_translator_events_dropped_total", "liveline_translator_events_dead_lettered_total"]
+                    : ["liveline_sender_dropped_total", "liveline_sender_dead_letters_total"])
+                otherwise += Int((counts ?? []).reduce(0, +))
+            }
+            var waiting = 0
+            for queue in queues { waiting += (try? await connection.messageCount(queue: queue)) ?? 1 }
+            progress.update(min(delivered + otherwise, load.total))
+            let now = [delivered, otherwise]
+            if delivered + otherwise >= load.total, waiting == 0, now == previous {
+                Progress.line("drain: \(delivered) delivered, \(otherwise) dropped or dead-lettered by the running workers")
+                return
+            }
+            previous = now
+            try await Task.sleep(for: .seconds(1))
+        }
+        Progress.line("drain: not everything was accounted for within \(timeout); the ledger says what is missing")
+    }
+}
+
+/// CPU and memory of the workers, the broker and this process (producer and simulator).
+struct UsageMeter: Sendable {
+    let broker: BrokerUsage?
+
+    struct Usage: Codable, Sendable {
+        var name: String
+        var cpuSeconds: Double
+        var microsecondsPerEvent: Double
+        var peakRSSMiB: Double
+        var rssMiB: Double
+    }
+
+    func sample(_ workers: [Worker]) -> [String: ProcessUsage.Snapshot] {
+        var samples: [String: ProcessUsage.Snapshot] = [:]
+        for worker in workers { samples[worker.name] = ProcessUsage.of(pid: worker.pid) }
+        samples["broker"] = broker?.snapshot()
+        samples["bench (producer, simulator)"] = ProcessUsage.of(pid: getpid())
+        return samples
+    }
+
+    func usage(before: [String: ProcessUsage.Snapshot], after: [String: ProcessUsage.Snapshot], events: Int) -> [Usage] {
+        after.keys.sorted { Self.order($0) < Self.order($1) }.compactMap { name in
+            guard let end = after[name] else { return nil }
+            let cpu = end.cpuSeconds - (before[name]?.cpuSeconds ?? 0)
+            return Usage(name: name, cpuSeconds: cpu, microsecondsPerEvent: cpu / Double(max(events, 1)) * 1e6,
+                         peakRSSMiB: end.peakRSSMiB, rssMiB: end.rssMiB)
+        }
+    }
+
+    /// Translators, senders, the broker, then this process.
+    private static func order(_ name: String) -> String {
+        name.hasPrefix("translator") ? "0" + name : name.hasPrefix("sender") ? "1" + name : name == "broker" ? "2" : "3"
+    }
+}

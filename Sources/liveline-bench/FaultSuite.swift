@@ -1,0 +1,276 @@
+import ArgumentParser
+import Foundation
+import LivelineAMQP
+import LivelineBenchSupport
+import LivelineCore
+import LivelineProducer
+import LivelineStore
+
+/// `liveline-bench faults`: each case runs Liveline (a translator and a sender as
+/// processes, a real broker, SQLite, the APNs simulator) under a steady load, does
+/// something bad to it a third of the way in, and prints the loss ledger. A case fails
+/// when anything is lost, a drop breaks its rule, or duplicates pass their bound.
+struct FaultSuite: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "faults",
+        abstract: "Run the fault cases under load and check each one's loss ledger.",
+        discussion: "scripts/faults starts RabbitMQ and runs this; `scripts/faults --long` runs the longer form."
+    )
+
+    @OptionGroup var workers: WorkerOptions
+    @Option(help: "The broker's control script (restart, pause, resume, alarm on|off).")
+    var brokerControl = ProcessInfo.processInfo.environment["LIVELINE_RABBITMQ_CTL"] ?? "scripts/rabbitmq"
+    @Option(parsing: .upToNextOption, help: "Cases to run (default: all): \(FaultCase.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var cases: [FaultCase] = FaultCase.allCases
+    @Flag(help: "The longer form: 20× the events, at a higher rate.") var long = false
+    @Flag(help: "Print the results as JSON.") var json = false
+
+    func run() async throws {
+        var results: [CaseResult] = []
+        for fault in cases {
+            Progress.line("faults: \(fault.rawValue): \(fault.summary)")
+            let result = try await run(fault)
+            if !json { print(result.text + "\n") }
+            results.append(result)
+        }
+        if json {
+            try printJSON(results)
+        } else {
+            print("faults: " + results.map { "\($0.name) \($0.passed ? "PASS" : "FAIL")" }.joined(separator: ", "))
+        }
+        if results.contains(where: { !$0.passed }) { throw ExitCode.failure }
+    }
+
+    private func run(_ fault: FaultCase) async throws -> CaseResult {
+        // A short heartbeat, so a frozen broker is noticed in seconds rather than 30.
+        let workerURL = workers.amqpURL + (workers.amqpURL.contains("?") ? "&" : "?") + "heartbeat=2"
+        return try await Pipeline.with(
+            executable: workers.liveline, amqpURL: workerURL, storeURL: nil, label: "faults \(fault.rawValue)", passed: \.passed
+        ) { pipeline in
+            let load = Load(activities: 100, total: long ? 60_000 : 3_000, rate: long ? 1_000 : 500)
+            try await load.registerDevices(in: pipeline)
+            let apnsIDs = load.apnsIDs()
+            try await pipeline.startWorker("translator")
+            try await pipeline.startWorker("sender")
+            let context = FaultContext(pipeline: pipeline, load: load, amqpURL: workers.amqpURL, brokerControl: brokerControl)
+            let started = Date()
+            let publishedAt = try await load.publish(
+                amqpURL: workers.amqpURL, progress: Progress(total: load.total, what: "published"),
+                at: load.total / 3, during: { try await fault.disturb(context) })
+            try await Drain.wait(for: pipeline, load: load, timeout: .seconds(180))
+            let extra = try await fault.check(context)
+            // A graceful stop flushes the workers' traces, which the ledger reads.
+            pipeline.stopWorkers()
+            let outcome = try await Outcome.collect(
+                pipeline: pipeline, load: load, publishedAt: publishedAt, apnsIDs: apnsIDs,
+                duplicateBound: context.duplicateBound)
+            return CaseResult(
+                name: fault.rawValue, what: fault.summary, seconds: Date().timeIntervalSince(started),
+                notes: context.notes + extra.notes, extraPassed: extra.passed, ledger: outcome.ledger.verdict())
+        }
+    }
+
+    struct CaseResult: Codable, Sendable {
+        var name: String
+        var what: String
+        var seconds: Double
+        var notes: [String]
+        var extraPassed: Bool
+        var ledger: Verdict
+
+        var passed: Bool { ledger.passed && extraPassed }
+
+        var text: String {
+            (["== \(name): \(what) (\(String(format: "%.0f", seconds)) s)"] + notes.map { "  " + $0 } + [ledger.text])
+                .joined(separator: "\n")
+        }
+    }
+}
+
+/// What a case may touch, and what it records for the ledger.
+final class FaultContext: @unchecked Sendable {
+    let pipeline: Pipeline
+    let load: Load
+    let amqpURL: String
+    let brokerControl: String
+    private let lock = NSLock()
+    private var _duplicateBound = 0
+    private var _notes: [String] = []
+
+    init(pipeline: Pipeline, load: Load, amqpURL: String, brokerControl: String) {
+        self.pipeline = pipeline
+        self.load = load
+        self.amqpURL = amqpURL
+        self.brokerControl = brokerControl
+    }
+
+    var duplicateBound: Int { lock.withLock { _duplicateBound } }
+    var notes: [String] { lock.withLock { _notes } }
+
+    /// Duplicates this disturbance may cause, and why.
+    func allowDuplicates(_ count: Int, because why: String) {
+        lock.withLock {
+            _duplicateBound += count
+            _notes.append("duplicates allowed: \(count) (\(why))")
+        }
+    }
+
+    func note(_ text: String) { lock.withLock { _notes.append(text) } }
+
+    func worker(_ role: String) throws -> Worker {
+        guard let worker = pipeline.workers.last(where: { $0.role == role && $0.process.isRunning }) else {
+            throw BenchError("no running \(role)")
+        }
+        return worker
+    }
+
+    /// Runs the broker's control script (`restart`, `pause`, ...).
+    func broker(_ arguments: String...) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [brokerControl] + arguments
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchError("\(brokerControl) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        }
+    }
+}
+
+/// The fault cases. Duplicate bounds come from the windows: a killed sender's unacked
+/// deliveries (its prefetch, 1,000) may have reached APNs already and come again; a killed
+/// translator's unacked events (its prefetch, 1,500) may have had their jobs published.
+enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
+    case killSender = "kill-sender"
+    case killTranslator = "kill-translator"
+    case sigterm
+    case brokerRestart = "broker-restart"
+    case brokerFreeze = "broker-freeze"
+    case memoryAlarm = "memory-alarm"
+    case apnsErrors = "apns-errors"
+    case connectionResets = "connection-resets"
+    case badEvents = "bad-events"
+
+    static let senderPrefetch = 1_000
+    static let translatorPrefetch = 1_500
+
+    var summary: String {
+        switch self {
+        case .killSender: "kill -9 of the sender mid-flight, then a new sender"
+        case .killTranslator: "kill -9 of the translator mid-batch, then a new translator"
+        case .sigterm: "SIGTERM to the sender under load: it drains and sends nothing twice; then a new sender"
+        case .brokerRestart: "the broker stopped and started under load"
+        case .brokerFreeze: "the broker frozen (SIGSTOP) past the 2 s heartbeat for 8 s, then resumed"
+        case .memoryAlarm: "the broker's memory alarm for 5 s: publishers blocked, then released"
+        case .apnsErrors: "APNs answers 500 and 503 in a 2 s burst (10 %), and 429 twice to 10 devices"
+        case .connectionResets: "APNs resets connections mid-stream (1 % of requests for 2 s)"
+        case .badEvents: "a flood of bad events: malformed JSON, unknown domain, wrong types, oversize"
+        }
+    }
+
+    func disturb(_ context: FaultContext) async throws {
+        switch self {
+        case .killSender:
+            try context.worker("sender").kill()
+            context.allowDuplicates(Self.senderPrefetch, because: "the killed sender's unacked deliveries")
+            try await context.pipeline.startWorker("sender")
+        case .killTranslator:
+            try context.worker("translator").kill()
+            context.allowDuplicates(Self.translatorPrefetch, because: "the killed translator's unacked events")
+            try await context.pipeline.startWorker("translator")
+        case .sigterm:
+            try context.worker("sender").stop()
+            context.note("the drained sender exited; duplicates allowed: 0")
+            try await context.pipeline.startWorker("sender")
+        case .brokerRestart:
+            context.allowDuplicates(
+                Self.senderPrefetch + Self.translatorPrefetch, because: "deliveries unacked when the connections dropped")
+            try context.broker("restart")
+        case .brokerFreeze:
+            context.allowDuplicates(
+                Self.senderPrefetch + Self.translatorPrefetch, because: "deliveries unacked when the heartbeat gave up")
+            try context.broker("pause")
+            try await Task.sleep(for: .seconds(8))
+            try context.broker("resume")
+        case .memoryAlarm:
+            try context.broker("alarm", "on")
+            try await Task.sleep(for: .seconds(5))
+            try context.broker("alarm", "off")
+        case .apnsErrors:
+            let simulator = context.pipeline.simulator
+            for activity in 0..<10 {
+                simulator.injectFault(.tooManyRequests, forDevice: context.load.events.token(activity), times: 2)
+            }
+            simulator.injectRandomFaults([(.internalServerError, 0.05), (.serviceUnavailable, 0.05)])
+            try await Task.sleep(for: .seconds(2))
+            simulator.injectRandomFaults([])
+            context.note("retried jobs wait in the 5 s (and, failing twice, 30 s) retry tier")
+        case .connectionResets:
+            let simulator = context.pipeline.simulator
+            simulator.injectRandomFaults([(.resetConnection, 0.01)])
+            try await Task.sleep(for: .seconds(2))
+            simulator.injectRandomFaults([])
+            // A reset loses the answers of every stream open on the connection; those
+            // pushes may have arrived and are sent again.
+            let resets = simulator.statistics.connectionsReset
+            context.allowDuplicates(resets * Self.senderPrefetch, because: "\(resets) reset(s), each losing up to the sends in flight")
+        case .badEvents:
+            try await BadEvents.publish(amqpURL: context.amqpURL)
+        }
+    }
+
+    /// Checks beyond the ledger.
+    func check(_ context: FaultContext) async throws -> (passed: Bool, notes: [String]) {
+        guard self == .badEvents else { return (true, []) }
+        let expected = BadEvents.expectedReasons
+        // The keeper stores dead letters shortly after the translator publishes them.
+        let deadline = ContinuousClock.now + .seconds(30)
+        var counts: [String: Int] = [:]
+        repeat {
+            counts = try await context.pipeline.withStore { try await $0.deadLetterCounts(matching: DeadLetterFilter()) }
+            if counts == expected { break }
+            try await Task.sleep(for: .milliseconds(250))
+        } while ContinuousClock.now < deadline
+        let text = counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        return (counts == expected, ["dead letters kept: \(text); expected " + expected.sorted { $0.key < $1.key }
+            .map { "\($0.value) \($0.key)" }.joined(separator: ", ")])
+    }
+}
+
+/// Events a broken producer might send, each of which must become a dead letter with its
+/// reason, while the good events keep flowing.
+enum BadEvents {
+    static let eachKind = 25
+
+    static var expectedReasons: [String: Int] {
+        [DeadLetterReason.invalidEvent.rawValue: eachKind * 3, DeadLetterReason.schemaMismatch.rawValue: eachKind]
+    }
+
+    static func publish(amqpURL: String) async throws {
+        let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: amqpURL))
+        let publisher = EventPublisher(connection: connection, source: "//liveline-bench/bad")
+        var messages: [AMQPMessage] = []
+        for index in 0..<eachKind {
+            // Malformed JSON: cut off mid-object.
+            var truncated = try publisher.message(for: .generic(
+                domain: "ride", activityId: "bad-json-\(index)", userId: "u-bad", status: "driverAssigned", contentState: .object([:])))
+            truncated.body = truncated.body.prefix(truncated.body.count / 2)
+            messages.append(truncated)
+            // A domain no one configured.
+            messages.append(try publisher.message(for: .generic(
+                domain: "parcel", activityId: "bad-domain-\(index)", userId: "u-bad", status: "moving", contentState: .object([:]))))
+            // A ride whose content-state has the wrong types.
+            messages.append(try publisher.message(for: .generic(
+                domain: "ride", activityId: "bad-types-\(index)", userId: "u-bad", status: "driverAssigned",
+                contentState: .object([
+                    "status": .string("driverAssigned"), "driverName": .integer(7), "etaStartSeconds": .string("soon"),
+                ]))))
+            // Larger than the translator accepts (64 KiB).
+            messages.append(try publisher.message(for: .generic(
+                domain: "ride", activityId: "bad-size-\(index)", userId: "u-bad", status: "driverAssigned",
+                contentState: .object([:]), message: String(repeating: "x", count: 70_000))))
+        }
+        try await publisher.connection.publish(contentsOf: messages)
+        await connection.close()
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import LivelineBenchSupport
+import LivelineStore
+
+/// What became of a load's events: the ledger, and each delivered event's latency from
+/// its publish to the simulator's receipt.
+struct Outcome: Sendable {
+    var ledger: LossLedger
+    /// Milliseconds, one per delivered event (its first push), sorted.
+    var latencies: [Double]
+    /// When the last push arrived (seconds since 1970), 0 when none did.
+    var lastReceipt: Double
+    var pushes: Int
+
+    static func collect(
+        pipeline: Pipeline, load: Load, publishedAt: [Double], apnsIDs: [String: Int], duplicateBound: Int
+    ) async throws -> Outcome {
+        var ledger = LossLedger(events: load.ledgerEvents, duplicateBound: duplicateBound)
+        var firstReceipt = [Double](repeating: 0, count: load.total)
+        var lastReceipt = 0.0
+        var pushes = 0
+        for activity in 0..<load.activities {
+            for delivery in pipeline.simulator.deliveries(toDevice: load.events.token(activity)) {
+                pushes += 1
+                let at = delivery.receivedAt.timeIntervalSince1970
+                lastReceipt = max(lastReceipt, at)
+                guard let index = apnsIDs[delivery.apnsID.lowercased()] else {
+                    ledger.unexpectedDeliveries += 1
+                    continue
+                }
+                ledger.deliveries[load.events.eventId(index), default: 0] += 1
+                if firstReceipt[index] == 0 || at < firstReceipt[index] { firstReceipt[index] = at }
+            }
+        }
+
+        // Only the activities with an undelivered event need their trace and dead letters.
+        let undelivered = Set((0..<load.total).filter { firstReceipt[$0] == 0 }.map { load.events.activityId($0 % load.activities) })
+        if !undelivered.isEmpty {
+            try await pipeline.withStore { store in
+                for activity in undelivered {
+                    for letter in try await store.deadLetters(matching: DeadLetterFilter(activityID: activity), limit: 10_000) {
+                        if let event = letter.eventID { ledger.deadLetters[event] = letter.reason }
+                    }
+                    for entry in try await store.trace(activityID: activity, limit: 10_000) where entry.kind == .dropped {
+                        if let drop = LossLedger.drop(fromTrace: entry.detail) { ledger.drops[drop.eventID] = drop.reason }
+                    }
+                }
+            }
+        }
+        let latencies = zip(firstReceipt, publishedAt).compactMap { received, published in
+            received > 0 ? (received - published) * 1000 : nil
+        }
+        return Outcome(ledger: ledger, latencies: latencies.sorted(), lastReceipt: lastReceipt, pushes: pushes)
+    }
+
+    /// The latency at quantile `q` (0...1), nearest rank.
+    func latency(_ q: Double) -> Double {
+        guard !latencies.isEmpty else { return 0 }
+        let rank = Int((q * Double(latencies.count)).rounded(.up))
+        return latencies[min(max(rank, 1), latencies.count) - 1]
+    }
+}

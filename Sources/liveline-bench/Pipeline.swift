@@ -1,0 +1,231 @@
+import APNsSimulator
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import LivelineBenchSupport
+import LivelineCore
+import LivelineRuntime
+import LivelineStore
+import Logging
+import NIOCore
+import Synchronization
+
+/// Liveline as people run it, for the benchmarks and the fault suite: `liveline
+/// translator` and `liveline sender` processes on a real broker and store, pushing to an
+/// APNs simulator in this process (so every push can be matched to its event), with the
+/// key and the simulator's CA on disk as an operator would have them.
+final class Pipeline: @unchecked Sendable {
+    let simulator: APNsSimulator
+    let work: URL
+    let executable: String
+    let storeURL: String
+    let amqpURL: String
+    private(set) var workers: [Worker] = []
+    private let environment: [String: String]
+    private var nextOpsPort: Int
+
+    private init(
+        simulator: APNsSimulator, work: URL, executable: String, storeURL: String, amqpURL: String,
+        environment: [String: String], opsPort: Int
+    ) {
+        self.simulator = simulator
+        self.amqpURL = amqpURL
+        self.work = work
+        self.executable = executable
+        self.storeURL = storeURL
+        self.environment = environment
+        nextOpsPort = opsPort
+    }
+
+    /// Every worker process this bench started, so an interrupted bench takes them along
+    /// instead of leaving them consuming from the broker.
+    private static let children = Mutex<Set<Int32>>([])
+    // Set up once and never changed: the sources only need to stay alive.
+    nonisolated(unsafe) private static let interruption: [any DispatchSourceSignal] = [SIGINT, SIGTERM].map { number in
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number)
+        source.setEventHandler {
+            for pid in children.withLock({ $0 }) { _ = kill(pid, SIGKILL) }
+            exit(128 + number)
+        }
+        source.resume()
+        return source
+    }
+
+    /// Starts the simulator and writes the key and CA. No worker runs yet.
+    /// Without `storeURL`, the workers share a fresh SQLite file in the work directory.
+    static func start(executable: String?, amqpURL: String, storeURL: String?, label: String, opsPort: Int = 19_090) async throws -> Pipeline {
+        let executable = executable ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("liveline").path
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw BenchError("no liveline executable at \(executable); build it or pass --liveline")
+        }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("liveline-\(label)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let storeURL = storeURL ?? "sqlite:" + work.appendingPathComponent("liveline.sqlite").path
+
+        // APNs: a simulator in this process, which checks every JWT against the key.
+        let key = P256.Signing.PrivateKey()
+        let simulator = try APNsSimulator(configuration: .init(
+            maximumConcurrentStreams: 1000,
+            trustedKeys: [.init(keyID: "BENCHKEY01", teamID: "BENCHTEAM1", publicKeyPEM: key.publicKey.pemRepresentation)]))
+        let simulatorPort = try await simulator.start()
+        try key.pemRepresentation.write(to: work.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
+        try simulator.certificatePEM.write(to: work.appendingPathComponent("ca.pem"), atomically: true, encoding: .utf8)
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["LIVELINE_AMQP_URL"] = amqpURL
+        environment["LIVELINE_STORE_URL"] = storeURL
+        environment["LIVELINE_OPS_HOST"] = "127.0.0.1"
+        environment["LIVELINE_APPS"] = "bench"
+        environment["LIVELINE_APP_BENCH_BUNDLE_ID"] = "com.example.liveline"
+        environment["LIVELINE_APP_BENCH_TEAM_ID"] = "BENCHTEAM1"
+        environment["LIVELINE_APP_BENCH_KEY_ID"] = "BENCHKEY01"
+        environment["LIVELINE_APP_BENCH_KEY_FILE"] = work.appendingPathComponent("key.p8").path
+        environment["LIVELINE_APNS_ENDPOINT"] = "127.0.0.1:\(simulatorPort)"
+        environment["LIVELINE_APNS_CA_FILE"] = work.appendingPathComponent("ca.pem").path
+        return Pipeline(
+            simulator: simulator, work: work, executable: executable, storeURL: storeURL, amqpURL: amqpURL,
+            environment: environment, opsPort: opsPort)
+    }
+
+    /// Starts a pipeline, runs `body` on it and stops it. The work directory (the workers'
+    /// logs, the SQLite store) stays for a look when `body` throws or did not pass.
+    static func with<T>(
+        executable: String?, amqpURL: String, storeURL: String?, label: String, passed: (T) -> Bool,
+        _ body: (Pipeline) async throws -> T
+    ) async throws -> T {
+        let pipeline = try await start(executable: executable, amqpURL: amqpURL, storeURL: storeURL, label: label)
+        let result: T
+        do {
+            result = try await body(pipeline)
+        } catch {
+            await pipeline.stop(keepLogs: true)
+            Progress.line("\(label): \(error); the workers' logs stay in \(pipeline.work.path)")
+            throw error
+        }
+        let ok = passed(result)
+        await pipeline.stop(keepLogs: !ok)
+        if !ok { Progress.line("\(label): failed; the workers' logs stay in \(pipeline.work.path)") }
+        return result
+    }
+
+    /// Opens the store the workers share (migrating it first, as a worker would).
+    func withStore<T: Sendable>(_ body: (any ActivityStore) async throws -> T) async throws -> T {
+        var logger = Logger(label: "bench.store")
+        logger.logLevel = .error
+        return try await StoreLocation(url: storeURL).withStore(logger: logger, body)
+    }
+
+    /// Starts one worker process and waits until its `/readyz` says ready.
+    @discardableResult
+    func startWorker(_ role: String) async throws -> Worker {
+        let index = workers.filter { $0.role == role }.count + 1
+        let worker = try Worker.start(
+            role: role, name: "\(role)-\(index)", executable: executable, environment: environment,
+            opsPort: nextOpsPort, logDirectory: work)
+        nextOpsPort += 1
+        _ = Self.interruption
+        Self.children.withLock { _ = $0.insert(worker.pid) }
+        workers.append(worker)
+        try await worker.waitUntilReady(timeout: .seconds(120))
+        return worker
+    }
+
+    /// Stops every worker gracefully (SIGTERM, then waits): each drains and flushes its trace.
+    func stopWorkers() {
+        for worker in workers { worker.stop() }
+    }
+
+    /// Stops the workers and the simulator; keeps the logs if asked.
+    func stop(keepLogs: Bool) async {
+        stopWorkers()
+        try? await simulator.stop()
+        if !keepLogs { try? FileManager.default.removeItem(at: work) }
+    }
+}
+
+/// A benchmark's own mistake or failure, printed as is.
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A `liveline` worker process with its ops port.
+final class Worker: Sendable {
+    let name: String
+    let role: String
+    let opsPort: Int
+    let process: Process
+
+    private init(name: String, role: String, opsPort: Int, process: Process) {
+        self.name = name
+        self.role = role
+        self.opsPort = opsPort
+        self.process = process
+    }
+
+    static func start(
+        role: String, name: String, executable: String, environment: [String: String], opsPort: Int, logDirectory: URL
+    ) throws -> Worker {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [role, "--log-level", "warning"]
+        var environment = environment
+        environment["LIVELINE_OPS_PORT"] = "\(opsPort)"
+        process.environment = environment
+        let log = logDirectory.appendingPathComponent("\(name).log")
+        if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
+        let handle = try FileHandle(forWritingTo: log)
+        handle.seekToEndOfFile()
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        return Worker(name: name, role: role, opsPort: opsPort, process: process)
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    func waitUntilReady(timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            guard process.isRunning else {
+                throw BenchError("\(name) exited with status \(process.terminationStatus) before it was ready; see its log")
+            }
+            if (try? await get("/readyz").status) == 200 { return }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        throw BenchError("\(name) was not ready within \(timeout)")
+    }
+
+    /// The sum of every sample of the metrics whose line starts with each prefix.
+    func metrics(_ prefixes: [String]) async throws -> [Double] {
+        let lines = try await get("/metrics").body.split(separator: "\n")
+        return prefixes.map { prefix in
+            lines.filter { $0.hasPrefix(prefix) }.compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+        }
+    }
+
+    /// SIGTERM (a graceful drain) and wait.
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    /// SIGKILL: the crash the fault suite stages.
+    func kill() {
+        if process.isRunning {
+            _ = Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    private func get(_ path: String) async throws -> (status: Int, body: String) {
+        let response = try await HTTPClient.shared.execute(
+            HTTPClientRequest(url: "http://127.0.0.1:\(opsPort)\(path)"), timeout: .seconds(5))
+        let body = try await response.body.collect(upTo: 4 << 20)
+        return (Int(response.status.code), String(buffer: body))
+    }
+}
