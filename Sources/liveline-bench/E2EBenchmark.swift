@@ -62,6 +62,7 @@ struct E2EBenchmark: AsyncParsableCommand {
         }
         try await Drain.wait(for: pipeline, load: load, timeout: .seconds(drainTimeout))
         let after = meter.sample(pipeline.workers)
+        let stages = try await Stage.means(of: pipeline.workers)
         // A graceful stop flushes the workers' traces, which the ledger reads.
         pipeline.stopWorkers()
 
@@ -75,7 +76,7 @@ struct E2EBenchmark: AsyncParsableCommand {
             translators: translators, senders: senders, events: events, activities: activities, rate: rate,
             seconds: seconds, eventsPerSecond: Double(events) / seconds, pushesPerSecond: Double(outcome.pushes) / seconds,
             p50: outcome.latency(0.5), p99: outcome.latency(0.99), p999: outcome.latency(0.999),
-            processes: meter.usage(before: before, after: after, events: events), ledger: verdict)
+            processes: meter.usage(before: before, after: after, events: events), stages: stages, ledger: verdict)
         if json {
             try printJSON(summary)
         } else {
@@ -106,6 +107,7 @@ struct E2EBenchmark: AsyncParsableCommand {
         var p99: Double
         var p999: Double
         var processes: [UsageMeter.Usage]
+        var stages: [Stage]
         var ledger: Verdict
 
         var text: String {
@@ -122,23 +124,34 @@ struct E2EBenchmark: AsyncParsableCommand {
                         + String(format: "%6.1f  %9.1f  %6.1f MiB  %6.1f MiB", process.cpuSeconds, process.microsecondsPerEvent,
                                  process.peakRSSMiB, process.rssMiB))
             }
+            lines.append("  stages, mean from the workers' histograms: " + stages.map(\.text).joined(separator: ", "))
             lines.append(ledger.text)
             return lines.joined(separator: "\n")
         }
 
-        /// One row per run; the header is written when the file is new.
+        /// One row per run; the header is written when the file is new. CPU is summed per
+        /// role; memory is the largest worker's peak, and the broker's resident size now
+        /// (its peak counts every run since it started).
         func appendRow(to path: String) throws {
+            func cpu(_ prefix: String) -> String {
+                String(format: "%.0f", processes.filter { $0.name.hasPrefix(prefix) }.reduce(0) { $0 + $1.microsecondsPerEvent })
+            }
+            func peak(_ prefix: String) -> String {
+                String(format: "%.0f", processes.filter { $0.name.hasPrefix(prefix) }.map(\.peakRSSMiB).max() ?? 0)
+            }
+            let broker = processes.first { $0.name == "broker" }.map { String(format: "%.0f", $0.rssMiB) } ?? "?"
             var text = ""
             if !FileManager.default.fileExists(atPath: path) {
                 text += "| scenario | store | T | S | events | events/s | pushes/s | p50 ms | p99 ms | p99.9 ms "
-                    + "| CPU µs/event (" + processes.map(\.name).joined(separator: ", ") + ") | peak RSS MiB | lost |\n"
+                    + "| CPU µs/event: translators / senders / broker / producer+simulator "
+                    + "| RSS MiB: translator / sender peak, broker now | lost |\n"
                 text += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
             }
             text += String(
-                format: "| %@ | %@ | %d | %d | %d | %.0f | %.0f | %.1f | %.1f | %.1f | %@ | %@ | %d |\n",
+                format: "| %@ | %@ | %d | %d | %d | %.0f | %.0f | %.1f | %.1f | %.1f | %@ / %@ / %@ / %@ | %@ / %@ / %@ | %d |\n",
                 scenario, store, translators, senders, events, eventsPerSecond, pushesPerSecond, p50, p99, p999,
-                processes.map { String(format: "%.0f", $0.microsecondsPerEvent) }.joined(separator: " / "),
-                processes.map { String(format: "%.0f", $0.peakRSSMiB) }.joined(separator: " / "), ledger.lost.count)
+                cpu("translator"), cpu("sender"), cpu("broker"), cpu("bench"), peak("translator"), peak("sender"), broker,
+                ledger.lost.count)
             if let handle = FileHandle(forWritingAtPath: path) {
                 handle.seekToEndOfFile()
                 handle.write(Data(text.utf8))
@@ -189,6 +202,37 @@ enum Drain {
             try await Task.sleep(for: .seconds(1))
         }
         Progress.line("drain: not everything was accounted for within \(timeout); the ledger says what is missing")
+    }
+}
+
+/// Where an event's time goes, from the workers' own histograms (their means: sum / count
+/// over every worker of a role).
+struct Stage: Codable, Sendable {
+    var name: String
+    var milliseconds: Double
+
+    var text: String { String(format: "%@ %.1f ms", name, milliseconds) }
+
+    static let measured: [(name: String, role: String, metric: String)] = [
+        ("translate queue wait", "translator", "liveline_translator_queue_wait_seconds"),
+        ("translator batch", "translator", "liveline_translator_batch_duration_seconds"),
+        ("send queue wait", "sender", "liveline_sender_queue_wait_seconds"),
+        ("APNs send", "sender", "liveline_sender_send_duration_seconds"),
+        ("event time to APNs answer", "sender", "liveline_e2e_latency_seconds"),
+    ]
+
+    static func means(of workers: [Worker]) async throws -> [Stage] {
+        var stages: [Stage] = []
+        for stage in measured {
+            var sum = 0.0, count = 0.0
+            for worker in workers where worker.role == stage.role && worker.process.isRunning {
+                let values = try await worker.metrics([stage.metric + "_sum", stage.metric + "_count"])
+                sum += values[0]
+                count += values[1]
+            }
+            if count > 0 { stages.append(Stage(name: stage.name, milliseconds: sum / count * 1000)) }
+        }
+        return stages
     }
 }
 
