@@ -56,6 +56,8 @@ let package = Package(
         // No dependencies at all: an iOS app imports this module to share the exact
         // ActivityKit Codable shapes with the server.
         .target(name: "LivelineModels"),
+        // The protocol every module's typed log metadata keys conform to.
+        .target(name: "LivelineLogging", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // Pure translation logic: Foundation only, no I/O.
         .target(name: "LivelineCore", dependencies: ["LivelineModels"]),
         .systemLibrary(
@@ -66,6 +68,7 @@ let package = Package(
         .target(
             name: "LivelineAMQP",
             dependencies: [
+                "LivelineLogging",
                 "CRabbitMQ",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -83,6 +86,7 @@ let package = Package(
         .target(
             name: "LivelineAPNs",
             dependencies: [
+                "LivelineLogging",
                 "LivelineHTTP2",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -111,6 +115,7 @@ let package = Package(
         .target(
             name: "LivelineStore",
             dependencies: [
+                "LivelineLogging",
                 "LivelineModels",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -121,6 +126,7 @@ let package = Package(
         .target(
             name: "LivelineAPI",
             dependencies: [
+                "LivelineLogging",
                 "LivelineModels",
                 "LivelineStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -156,6 +162,7 @@ let package = Package(
         .target(
             name: "LivelineServices",
             dependencies: [
+                "LivelineLogging",
                 "LivelineCore", "LivelineModels", "LivelineAMQP", "LivelineMessaging", "LivelineStore", "LivelineAPNs",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -207,6 +214,7 @@ let package = Package(
         .target(
             name: "LivelineRuntime",
             dependencies: [
+                "LivelineLogging",
                 "LivelineModels",
                 "LivelineCore",
                 "LivelineAMQP",
@@ -232,6 +240,7 @@ let package = Package(
         .executableTarget(
             name: "liveline",
             dependencies: [
+                "LivelineLogging",
                 "LivelineRuntime",
                 "LivelineCore",
                 "LivelineAMQP",
@@ -280,7 +289,7 @@ let package = Package(
         // Helpers for tests that use the real RabbitMQ scripts/test starts.
         .target(
             name: "LivelineTestSupport",
-            dependencies: ["LivelineAMQP", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LivelineAMQP", "LivelineBenchSupport", .product(name: "Logging", package: "swift-log")],
             path: "Tests/LivelineTestSupport"
         ),
         // A fresh SQLite file or PostgreSQL schema per test, for every target that needs a store.
@@ -343,6 +352,7 @@ let package = Package(
             name: "LivelineRuntimeTests",
             dependencies: [
                 "LivelineRuntime", "LivelineAMQP", "LivelineServices", "LivelineStore", "LivelineTestSupport", "LivelineCore",
+                "LivelineAPI", "LivelineLogging",
                 "LivelineMessaging", "LivelineProducer", "LivelineModels", "LivelineAPNs", "APNsSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -58,7 +58,7 @@ public final class APNsClient: Sendable {
         self.endpoint = configuration.endpoint
         self.channelManagementEndpoint = configuration.channelManagementEndpoint
         var logger = logger
-        logger[apns: .bundleID] = "\(configuration.bundleID)"
+        logger[APNsLogKey.bundleID] = "\(configuration.bundleID)"
         self.logger = logger
         self.pushPool = try HTTP2ConnectionPool(
             endpoint: configuration.endpoint,
@@ -309,7 +309,7 @@ public final class APNsClient: Sendable {
                     if unprocessedRetries > maximumUnprocessedRetries {
                         throw APNsError.transport("not processed after \(unprocessedRetries) attempts: \(why)")
                     }
-                    logger.debug("apns request not processed, retrying on another connection", metadata: .init([.why: why]))
+                    logger.debug("apns request not processed, retrying on another connection", metadata: APNsLogKey.metadata([.why: why]))
                     continue
                 case .interrupted(let why):
                     throw APNsError.transport(why)

@@ -1,5 +1,6 @@
 import APNsSimulator
 import Foundation
+import LivelineLogging
 import Logging
 import ServiceLifecycle
 
@@ -24,11 +25,11 @@ public struct SimulatorService: Service {
         }
         logger.info(
             "APNs simulator listening",
-            metadata: [
-                "apns.sim.address": "\(simulator.configuration.host):\(port)",
-                "apns.sim.tls": "\(simulator.configuration.useTLS)",
-                "apns.sim.certificate": "\(certificateFile ?? "-")",
-            ])
+            metadata: RuntimeLogKey.metadata([
+                .simulatorAddress: "\(simulator.configuration.host):\(port)",
+                .simulatorTLS: "\(simulator.configuration.useTLS)",
+                .simulatorCertificate: "\(certificateFile ?? "-")",
+            ]))
         try? await gracefulShutdown()
         try await simulator.stop()
     }

@@ -1,4 +1,5 @@
 import LivelineAMQP
+import LivelineLogging
 import Logging
 import PostgresNIO
 
@@ -29,18 +30,18 @@ public struct StartupRetry: Sendable {
         while true {
             do {
                 let result = try await attempt()
-                if number > 1 { logger.notice("\(what) reached", metadata: ["liveline.attempt": "\(number)"]) }
+                if number > 1 { logger.notice("\(what) reached", metadata: RuntimeLogKey.metadata([.attempt: "\(number)"])) }
                 return result
             } catch {
                 if isFatal(error) || ContinuousClock.now + delay > deadline {
                     logger.error(
                         "\(what) unreachable; giving up",
-                        metadata: ["liveline.attempt": "\(number)", "liveline.error": "\(error)"])
+                        metadata: RuntimeLogKey.metadata([.attempt: "\(number)", .error: "\(error)"]))
                     throw error
                 }
                 logger.warning(
                     "\(what) unreachable; retrying",
-                    metadata: ["liveline.attempt": "\(number)", "liveline.retry_in": "\(delay)", "liveline.error": "\(error)"])
+                    metadata: RuntimeLogKey.metadata([.attempt: "\(number)", .retryIn: "\(delay)", .error: "\(error)"]))
                 try await Task.sleep(for: delay)
                 delay = min(delay * 2, maximumDelay)
                 number += 1

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineLogging
 import LivelineStore
 import Logging
 import ServiceLifecycle
@@ -34,9 +35,9 @@ public struct TracePruner: Service {
         let cutoff = Date().addingTimeInterval(-TimeInterval(retention.components.seconds))
         do {
             let deleted = try await store.pruneTrace(olderThan: cutoff)
-            logger.info("trace pruned", metadata: ["trace.deleted": "\(deleted)", "trace.cutoff": "\(cutoff)"])
+            logger.info("trace pruned", metadata: ServiceLogKey.metadata([.traceDeleted: "\(deleted)", .traceCutoff: "\(cutoff)"]))
         } catch {
-            logger.warning("could not prune the trace", metadata: ["error": "\(error)"])
+            logger.warning("could not prune the trace", metadata: ServiceLogKey.metadata([.traceError: "\(error)"]))
         }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Hummingbird
 import LivelineAPI
+import LivelineLogging
 import LivelineRuntime
 import Logging
 import ServiceLifecycle
@@ -31,7 +32,7 @@ struct APICommand: AsyncParsableCommand {
         let configuration = APIConfiguration(
             host: settings.api.host, port: settings.api.port,
             authentication: .init(key: verification, issuer: settings.api.issuer, audience: settings.api.audience))
-        logger.info("starting api", metadata: ["store": "\(settings.store)", "port": "\(settings.api.port)"])
+        logger.info("starting api", metadata: RuntimeLogKey.metadata([.store: "\(settings.store)", .port: "\(settings.api.port)"]))
         try await settings.store.withStore(logger: logger, retry: StartupRetry()) { store in
             let app = try await buildApplication(
                 configuration: configuration, store: store, registry: metricsRegistry, logger: logger)

@@ -1,5 +1,6 @@
 import CRabbitMQ
 import Foundation
+import LivelineLogging
 import Logging
 import Synchronization
 
@@ -59,8 +60,8 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         self.wakeFD = fd
         self.configuration = configuration
         var logger = logger
-        logger[metadataKey: "amqp.connection"] = "\(configuration.connectionName)"
-        logger[metadataKey: "amqp.broker"] = "\(configuration.host):\(configuration.port)"
+        logger[AMQPLogKey.connection] = "\(configuration.connectionName)"
+        logger[AMQPLogKey.broker] = "\(configuration.host):\(configuration.port)"
         self.logger = logger
     }
 
@@ -164,7 +165,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             logger.info("AMQP connected")
             mailbox.withLock { $0.startup.take() }?.resume()
         } catch {
-            logger.warning("AMQP connect failed", metadata: ["amqp.error": "\(error)"])
+            logger.warning("AMQP connect failed", metadata: AMQPLogKey.metadata([.error: "\(error)"]))
             let startup = mailbox.withLock { box in
                 box.finished = true
                 box.state = .closed
@@ -394,13 +395,13 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             do {
                 try establish()
                 setState(.connected, reconnected: true)
-                logger.info("AMQP reconnected", metadata: ["amqp.attempts": "\(attempt + 1)"])
+                logger.info("AMQP reconnected", metadata: AMQPLogKey.metadata([.attempts: "\(attempt + 1)"]))
                 return
             } catch {
                 attempt += 1
                 setState(.reconnecting(attempt: attempt, lastError: error.description))
                 logger.warning(
-                    "AMQP reconnect failed", metadata: ["amqp.attempt": "\(attempt)", "amqp.error": "\(error)"])
+                    "AMQP reconnect failed", metadata: AMQPLogKey.metadata([.attempt: "\(attempt)", .error: "\(error)"]))
             }
         }
     }
@@ -422,7 +423,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     }
 
     private func connectionLost(_ error: AMQPError) {
-        logger.warning("AMQP connection lost; reconnecting", metadata: ["amqp.error": "\(error)"])
+        logger.warning("AMQP connection lost; reconnecting", metadata: AMQPLogKey.metadata([.error: "\(error)"]))
         if let connection {
             amqp_destroy_connection(connection)
         }
@@ -832,7 +833,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             guard let id = consumerByChannel[channel], let record = consumers[id] else { return }
             record.active = false
             consumers[id] = nil
-            logger.warning("AMQP broker cancelled a consumer", metadata: ["amqp.queue": "\(record.queue)"])
+            logger.warning("AMQP broker cancelled a consumer", metadata: AMQPLogKey.metadata([.queue: "\(record.queue)"]))
             record.deliveries.finish(
                 throwing: AMQPError(
                     .consumerCancelled, "the broker cancelled the consumer of queue \(record.queue) (deleted or moved)"))

@@ -1,4 +1,5 @@
 import Hummingbird
+import LivelineLogging
 import LivelineStore
 import Logging
 import NIOCore
@@ -55,7 +56,7 @@ func buildRouter(
             router.on(RouterPath(route.path), method: route.method) { request, context in
                 let user = try await authenticator.authenticate(request)
                 var context = context
-                context.logger[metadataKey: "liveline.user_id"] = "\(user.id)"
+                context.logger[APILogKey.userID] = "\(user.id)"
                 return try await handler(services, request, context, user)
             }
         }

@@ -1,4 +1,5 @@
 import Hummingbird
+import LivelineLogging
 import Logging
 import NIOCore
 
@@ -34,12 +35,12 @@ struct ErrorMiddleware: RouterMiddleware {
             case let status where (400..<500).contains(status.code):
                 return APIError(status, code: "bad-request", message: status.reasonPhrase)
             default:
-                context.logger.error("request failed", metadata: ["api.error": "\(String(reflecting: type(of: error)))"])
+                context.logger.error("request failed", metadata: APILogKey.metadata([.error: "\(String(reflecting: type(of: error)))"]))
                 return .internalError
             }
         default:
             // Only the type goes to the log: an error's text may quote a token or a query.
-            context.logger.error("request failed", metadata: ["api.error": "\(String(reflecting: type(of: error)))"])
+            context.logger.error("request failed", metadata: APILogKey.metadata([.error: "\(String(reflecting: type(of: error)))"]))
             return .internalError
         }
     }

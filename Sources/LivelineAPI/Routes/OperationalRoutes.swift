@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LivelineLogging
 import Prometheus
 
 /// `/healthz`, `/readyz` and `/metrics`, open to the cluster without a token.
@@ -21,7 +22,7 @@ enum OperationalRoutes {
             _ = try await services.store.activity(id: "liveline.readyz")
             return JSONResponse.make(data: Data(#"{"status":"ready"}"#.utf8))
         } catch {
-            context.logger.error("store unreachable; not ready", metadata: ["error": "\(error)"])
+            context.logger.error("store unreachable; not ready", metadata: APILogKey.metadata([.error: "\(error)"]))
             return JSONResponse.make(
                 data: Data(#"{"status":"not ready","store":"unreachable"}"#.utf8), status: .serviceUnavailable)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LivelineLogging
 import LivelineStore
 
 /// Update-token and push-to-start-token registration.
@@ -28,8 +29,8 @@ enum TokenRoutes {
             activityID: activityID, deviceID: deviceID, userID: user.id, token: token, environment: environment,
             domain: input.domain, attributesType: input.attributesType, at: now))
         var logger = context.logger
-        logger[metadataKey: "liveline.activity_id"] = "\(activityID)"
-        logger[metadataKey: "apns.token_prefix"] = "\(Validation.redacted(token))"
+        logger[APILogKey.activityID] = "\(activityID)"
+        logger[APILogKey.tokenPrefix] = "\(Validation.redacted(token))"
         let status: HTTPResponse.Status
         switch outcome {
         case .ownedByAnotherUser:
@@ -41,7 +42,7 @@ enum TokenRoutes {
         case .replaced:
             status = .ok
         }
-        logger.debug("update token registered", metadata: ["api.outcome": "\(outcome)"])
+        logger.debug("update token registered", metadata: APILogKey.metadata([.outcome: "\(outcome)"]))
         return try JSONResponse.make(
             TokenRegistrationResponse(activityId: activityID, deviceId: deviceID, environment: environment, registeredAt: now),
             status: status)
@@ -67,7 +68,7 @@ enum TokenRoutes {
         let now = Date().roundedToMilliseconds
         try await services.store.registerPushToStartToken(PushToStartToken(
             userID: user.id, attributesType: attributesType, token: token, registeredAt: now, environment: environment))
-        context.logger.debug("push-to-start token registered", metadata: ["apns.token_prefix": "\(Validation.redacted(token))"])
+        context.logger.debug("push-to-start token registered", metadata: APILogKey.metadata([.tokenPrefix: "\(Validation.redacted(token))"]))
         return try JSONResponse.make(
             TokenRegistrationResponse(attributesType: attributesType, environment: environment, registeredAt: now))
     }

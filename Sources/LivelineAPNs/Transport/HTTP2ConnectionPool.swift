@@ -135,7 +135,7 @@ final class HTTP2ConnectionPool: Sendable {
     }
 
     func connectionReady(_ connection: HTTP2Connection, maximumStreams: Int) {
-        logger.debug("apns connection ready", metadata: .init([.connection: "\(connection.id)", .maximumStreams: "\(maximumStreams)"]))
+        logger.debug("apns connection ready", metadata: APNsLogKey.metadata([.connection: "\(connection.id)", .maximumStreams: "\(maximumStreams)"]))
         let actions = state.withLockedValue { state in
             state.connections[connection.id] = connection
             state.consecutiveFailures = 0
@@ -146,18 +146,18 @@ final class HTTP2ConnectionPool: Sendable {
     }
 
     func connection(_ id: Int, maximumStreamsChanged maximumStreams: Int) {
-        logger.debug("apns max streams changed", metadata: .init([.connection: "\(id)", .maximumStreams: "\(maximumStreams)"]))
+        logger.debug("apns max streams changed", metadata: APNsLogKey.metadata([.connection: "\(id)", .maximumStreams: "\(maximumStreams)"]))
         transition { $0.maximumStreamsChanged(id, to: maximumStreams) }
     }
 
     func connectionGoingAway(_ id: Int) {
-        logger.info("apns GOAWAY, draining connection", metadata: .init([.connection: "\(id)"]))
+        logger.info("apns GOAWAY, draining connection", metadata: APNsLogKey.metadata([.connection: "\(id)"]))
         state.withLockedValue { $0.goAwaysReceived += 1 }
         transition { $0.goingAway(id) }
     }
 
     func connectionClosed(_ id: Int, wasReady: Bool, error: (any Error)? = nil) {
-        logger.debug("apns connection closed", metadata: .init([.connection: "\(id)", .wasReady: "\(wasReady)"]))
+        logger.debug("apns connection closed", metadata: APNsLogKey.metadata([.connection: "\(id)", .wasReady: "\(wasReady)"]))
         if !wasReady { connectionFailed(id, error: error) }
         let actions = state.withLockedValue { state in
             state.connections[id] = nil
@@ -232,7 +232,7 @@ final class HTTP2ConnectionPool: Sendable {
     }
 
     private func startConnection(_ id: Int) {
-        logger.debug("apns opening connection", metadata: .init([.connection: "\(id)", .host: endpoint.host]))
+        logger.debug("apns opening connection", metadata: APNsLogKey.metadata([.connection: "\(id)", .host: endpoint.host]))
         HTTP2Connection.connect(
             id: id,
             endpoint: endpoint,
@@ -266,7 +266,7 @@ final class HTTP2ConnectionPool: Sendable {
         guard let failures = report else { return }
         logger.error(
             "apns connection failed before it was ready; pushes wait and are retried",
-            metadata: .init([
+            metadata: APNsLogKey.metadata([
                 .connection: "\(id)", .host: "\(endpoint.host):\(endpoint.port)",
                 .error: "\(cause)", .failures: "\(failures)",
             ]))

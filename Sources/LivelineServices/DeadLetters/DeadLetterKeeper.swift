@@ -1,5 +1,6 @@
 import Foundation
 import LivelineAMQP
+import LivelineLogging
 import LivelineMessaging
 import LivelineStore
 import Logging
@@ -41,7 +42,7 @@ public final class DeadLetterKeeper: Service {
         let consumer = try await connection.consume(
             queue: topology.deadQueue, prefetch: UInt16(clamping: batchSize * 2))
         let batcher = DeliveryBatcher()
-        logger.info("dead-letter keeper consuming", metadata: ["amqp.queue": "\(topology.deadQueue)"])
+        logger.info("dead-letter keeper consuming", metadata: ServiceLogKey.metadata([.deadLetterQueue: "\(topology.deadQueue)"]))
         try await withThrowingTaskGroup(of: Void.self) { group in
             batcher.fill(from: consumer, in: &group)
             while let batch = try await batcher.nextBatch(maxSize: batchSize, linger: .milliseconds(20)) {
@@ -73,15 +74,15 @@ public final class DeadLetterKeeper: Service {
             kept.increment(by: new)
             var reasons: [String: Int] = [:]
             for record in records { reasons[record.reason, default: 0] += 1 }
-            logger.notice("dead letters kept", metadata: [
-                "dlq.count": "\(records.count)", "dlq.new": "\(new)",
-                "dlq.reasons": "\(reasons.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
-            ])
+            logger.notice("dead letters kept", metadata: ServiceLogKey.metadata([
+                .deadLetterCount: "\(records.count)", .deadLetterNew: "\(new)",
+                .deadLetterReasons: "\(reasons.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
+            ]))
         } catch {
             for delivery in batch { delivery.nack(requeue: true) }
-            logger.error("could not store dead letters; requeued", metadata: [
-                "dlq.batch.size": "\(batch.count)", "error": "\(error)",
-            ])
+            logger.error("could not store dead letters; requeued", metadata: ServiceLogKey.metadata([
+                .deadLetterBatchSize: "\(batch.count)", .deadLetterError: "\(error)",
+            ]))
             try? await Task.sleep(for: .seconds(1))
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
-import Logging
 import LivelineAPNs
+import LivelineLogging
 import LivelineStore
+import Logging
 
 /// Keeps one APNs broadcast channel per (domain, key), for example one per game: creates
 /// it at APNs and records it in the store on first need, and deletes it once the
@@ -35,14 +36,14 @@ public struct ChannelKeeper: Sendable {
         let channelID = try await client.createChannel(storagePolicy: storagePolicy)
         switch try await store.createChannel(BroadcastChannel(domain: domain, key: key, channelID: channelID, createdAt: now)) {
         case .created(let channel):
-            logger.info("created broadcast channel", metadata: ["channel.domain": "\(domain)", "channel.key": "\(key)"])
+            logger.info("created broadcast channel", metadata: ServiceLogKey.metadata([.channelDomain: "\(domain)", .channelKey: "\(key)"]))
             return channel
         case .existing(let channel):
             do {
                 try await client.deleteChannel(id: channelID)
             } catch {
                 // An orphan at APNs costs one slot of the app's channel quota, nothing more.
-                logger.warning("could not delete a channel that lost the creation race", metadata: ["error": "\(error)"])
+                logger.warning("could not delete a channel that lost the creation race", metadata: ServiceLogKey.metadata([.channelError: "\(error)"]))
             }
             return channel
         }

@@ -1,10 +1,11 @@
 import Foundation
-import Logging
 import LivelineAMQP
 import LivelineAPNs
 import LivelineCore
+import LivelineLogging
 import LivelineMessaging
 import LivelineStore
+import Logging
 
 /// Takes one delivery of the send queue to its end: decode, check, send, record the
 /// outcome (retry or dead letter confirmed, token deleted, trace committed), then ack.
@@ -42,7 +43,7 @@ struct PushJobHandler: Sendable {
             metrics.recordFailed()
             logger.error(
                 "could not record a push outcome; requeueing the job",
-                metadata: ["amqp.delivery_tag": "\(delivery.deliveryTag)", "error": "\(error)"]
+                metadata: ServiceLogKey.metadata([.senderDeliveryTag: "\(delivery.deliveryTag)", .senderError: "\(error)"])
             )
             delivery.nack(requeue: true)
         }
@@ -255,12 +256,12 @@ struct PushJobHandler: Sendable {
         metrics.finished("dead-lettered", reason: reason.rawValue)
         logger.notice(
             "push dead-lettered",
-            metadata: [
-                "push.reason": "\(reason)",
-                "push.job_id": "\(job?.jobId ?? "-")",
-                "push.activity_id": "\(job?.activityId ?? "-")",
-                "push.target": "\(job?.target.logDescription ?? "-")",
-            ]
+            metadata: ServiceLogKey.metadata([
+                .pushReason: "\(reason)",
+                .pushJobID: "\(job?.jobId ?? "-")",
+                .pushActivityID: "\(job?.activityId ?? "-")",
+                .pushTarget: "\(job?.target.logDescription ?? "-")",
+            ])
         )
         return job.map { [trace($0, .deadLettered, "\(reason): \(message)")] } ?? []
     }
@@ -273,7 +274,7 @@ struct PushJobHandler: Sendable {
             // worth retrying the push for. On-call sees it in the log.
             logger.warning(
                 "could not delete the channel after its end",
-                metadata: ["push.activity_id": "\(job.activityId)", "error": "\(error)"]
+                metadata: ServiceLogKey.metadata([.pushActivityID: "\(job.activityId)", .senderError: "\(error)"])
             )
         }
     }

@@ -1,8 +1,9 @@
 import Foundation
-import Logging
 import LivelineAMQP
 import LivelineAPNs
+import LivelineLogging
 import LivelineMessaging
+import Logging
 import Metrics
 import ServiceLifecycle
 
@@ -83,11 +84,11 @@ public final class SenderService: Service {
         let consumer = try await consuming.consume(queue: settings.topology.sendQueue, prefetch: settings.prefetch)
         logger.info(
             "sender consuming",
-            metadata: [
-                "amqp.queue": "\(settings.topology.sendQueue)",
-                "sender.prefetch": "\(settings.prefetch)",
-                "sender.in_flight": "\(settings.maximumSendsInFlight)",
-            ]
+            metadata: ServiceLogKey.metadata([
+                .senderQueue: "\(settings.topology.sendQueue)",
+                .senderPrefetch: "\(settings.prefetch)",
+                .senderInFlight: "\(settings.maximumSendsInFlight)",
+            ])
         )
         try await withThrowingTaskGroup(of: Void.self) { background in
             background.addTask { await self.traces.run() }
@@ -136,7 +137,7 @@ public final class SenderService: Service {
             } catch {
                 // The broker cancelled the consumer (queue deleted) or the connection was
                 // closed under us: finish what is in flight, then report it.
-                logger.error("send queue consumer ended", metadata: ["error": "\(error)"])
+                logger.error("send queue consumer ended", metadata: ServiceLogKey.metadata([.senderError: "\(error)"]))
             }
             await group.waitForAll()
         }

@@ -1,6 +1,7 @@
 import Foundation
-import Logging
+import LivelineLogging
 import LivelineStore
+import Logging
 import Synchronization
 
 /// Appends trace entries in group commits: every caller adds its entries with what must
@@ -100,7 +101,7 @@ final class TraceWriter: Sendable {
             metrics.traceFailed(count: entries.count)
             logger.error(
                 "sender trace commit failed",
-                metadata: ["trace.entries": "\(entries.count)", "error": "\(error)"]
+                metadata: ServiceLogKey.metadata([.traceEntries: "\(entries.count)", .traceError: "\(error)"])
             )
         }
         for followUp in followUps { followUp() }

@@ -1,6 +1,7 @@
 import Foundation
 import LivelineAMQP
 import LivelineCore
+import LivelineLogging
 import LivelineMessaging
 import LivelineStore
 import Logging
@@ -265,10 +266,10 @@ struct BatchProcessor: Sendable {
         let counts = try await store.spendPriorityBudget(demands, at: now, window: settings.budgetWindowSeconds)
         for (activity, count) in counts where count > (expected[activity] ?? count) {
             metrics.budgetContended.increment()
-            logger.debug("priority-10 budget spent concurrently", metadata: [
-                "translator.activity": "\(activity)", "translator.budget.store": "\(count)",
-                "translator.budget.planned": "\(expected[activity] ?? 0)",
-            ])
+            logger.debug("priority-10 budget spent concurrently", metadata: ServiceLogKey.metadata([
+                .translatorActivity: "\(activity)", .translatorBudgetStored: "\(count)",
+                .translatorBudgetPlanned: "\(expected[activity] ?? 0)",
+            ]))
         }
     }
 

@@ -1,8 +1,9 @@
-import LivelineStore
 import Foundation
 import LivelineAMQP
 import LivelineCore
+import LivelineLogging
 import LivelineMessaging
+import LivelineStore
 import Logging
 import Metrics
 import ServiceLifecycle
@@ -62,10 +63,10 @@ public struct TranslatorService: Service {
     public func run() async throws {
         let consumer = try await consumerConnection.consume(queue: topology.translateQueue, prefetch: settings.prefetch)
         let batcher = DeliveryBatcher()
-        logger.info("translator consuming", metadata: [
-            "amqp.queue": "\(topology.translateQueue)", "translator.prefetch": "\(settings.prefetch)",
-            "translator.batch.max": "\(settings.maxBatchSize)",
-        ])
+        logger.info("translator consuming", metadata: ServiceLogKey.metadata([
+            .translatorQueue: "\(topology.translateQueue)", .translatorPrefetch: "\(settings.prefetch)",
+            .translatorBatchMaximum: "\(settings.maxBatchSize)",
+        ]))
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Graceful shutdown stops new deliveries only; the loop below then works
             // through what was received, and ends when the consumer sequence does.
@@ -73,7 +74,7 @@ public struct TranslatorService: Service {
             try await processBatches(from: batcher)
             group.cancelAll()
         }
-        logger.info("translator drained", metadata: ["amqp.queue": "\(topology.translateQueue)"])
+        logger.info("translator drained", metadata: ServiceLogKey.metadata([.translatorQueue: "\(topology.translateQueue)"]))
     }
 
     /// A pipeline over consecutive batches: batch N+3 is received and parsed (pure CPU)
@@ -190,9 +191,9 @@ public struct TranslatorService: Service {
         for delivery in batch { delivery.nack(requeue: true) }
         health.finished(batch.count)
         metrics.failedBatches.increment()
-        logger.error("batch failed; requeued", metadata: [
-            "translator.batch.size": "\(batch.count)", "translator.error": "\(error)",
-        ])
+        logger.error("batch failed; requeued", metadata: ServiceLogKey.metadata([
+            .translatorBatchSize: "\(batch.count)", .translatorError: "\(error)",
+        ]))
         try? await Task.sleep(for: settings.failureBackoff)
     }
 

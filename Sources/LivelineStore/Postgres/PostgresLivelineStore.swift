@@ -1,4 +1,5 @@
 import Foundation
+import LivelineLogging
 import Logging
 import PostgresNIO
 
@@ -46,7 +47,7 @@ public final class PostgresLivelineStore: ActivityStore {
                 }
             } catch let error as PostgresTransactionError where attempt < conflictRetries && Self.isConflict(error) {
                 attempt += 1
-                logger.debug("retrying store transaction after a conflict", metadata: ["store.attempt": "\(attempt)"])
+                logger.debug("retrying store transaction after a conflict", metadata: StoreLogKey.metadata([.attempt: "\(attempt)"]))
             } catch let error as PostgresTransactionError {
                 throw error.closureError ?? error.commitError ?? error.beginError ?? error
             }

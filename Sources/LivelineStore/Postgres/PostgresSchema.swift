@@ -1,4 +1,5 @@
 import Foundation
+import LivelineLogging
 import Logging
 import PostgresNIO
 
@@ -163,7 +164,7 @@ enum PostgresSchema {
                 let now = Date().millisecondsSince1970
                 try await connection.query(
                     "INSERT INTO schema_version (version, applied_ms) VALUES (\(version), \(now))", logger: logger)
-                logger.info("applied store migration", metadata: ["store.schema_version": "\(version)"])
+                logger.info("applied store migration", metadata: StoreLogKey.metadata([.schemaVersion: "\(version)"]))
             }
         }
     }

@@ -1,0 +1,16 @@
+import LivelineLogging
+
+/// Every logger metadata key of the process wiring: startup, the embedded simulator, the
+/// `liveline` commands.
+public enum RuntimeLogKey: String, LogKey {
+    /// A dependency (broker, store) tried again at start.
+    case attempt = "liveline.attempt"
+    case retryIn = "liveline.retry_in"
+    case error = "liveline.error"
+    /// The store's kind and place (a PostgreSQL URL is redacted).
+    case store = "liveline.store"
+    case port = "liveline.port"
+    case simulatorAddress = "simulator.address"
+    case simulatorTLS = "simulator.tls"
+    case simulatorCertificate = "simulator.certificate"
+}
