@@ -27,4 +27,12 @@ extension LossLedger {
         else { return nil }
         return (id, reason)
     }
+
+    /// The event id of a sender's `apns-outcome` trace line saying APNs answered that the
+    /// device is gone: `job <id> event <id> update to <target>: 410 Unregistered; ...`.
+    public static func unregistered(fromTrace detail: String) -> String? {
+        let words = detail.split(separator: " ")
+        guard words.count > 3, words[0] == "job", words[2] == "event", detail.contains(": 410 Unregistered") else { return nil }
+        return String(words[3])
+    }
 }

@@ -3,7 +3,8 @@
 /// documented rule. An event with none of the three is lost. A drop counts as legitimate
 /// only where its rule holds in what the ledger saw: an event dropped as superseded or
 /// stale needs a later event of its activity delivered; one dropped after the end needs the
-/// activity's end delivered before it.
+/// activity's end delivered before it; one dropped for want of a target needs APNs to have
+/// said, for an earlier event, that the device is gone (410, the token deleted).
 ///
 /// Duplicates (one event's push reaching a device twice) are allowed after a crash or a
 /// lost ack, but only up to `duplicateBound`, which the caller derives from the prefetch
@@ -29,7 +30,7 @@ public struct LossLedger: Sendable {
     /// The translator's drop reasons the ledger can check (`DropReason` raw values, and
     /// `superseded` for coalescing in a batch).
     public enum Rule: String, Sendable, CaseIterable {
-        case superseded, stale, duplicate, afterEnd
+        case superseded, stale, duplicate, afterEnd, noTarget
     }
 
     public var events: [Event]
@@ -41,6 +42,9 @@ public struct LossLedger: Sendable {
     public var deadLetters: [String: String] = [:]
     /// The translator's drops per event id, with their reason.
     public var drops: [String: String] = [:]
+    /// Events APNs answered that the device is gone (410 Unregistered), so the sender
+    /// deleted its token: a final answer, not a loss.
+    public var rejections: [String: String] = [:]
     public var duplicateBound: Int
 
     public init(events: [Event], duplicateBound: Int) {
@@ -58,6 +62,8 @@ public struct LossLedger: Sendable {
             if pushes > 0 {
                 verdict.delivered += 1
                 verdict.duplicates += pushes - 1
+            } else if let reason = rejections[event.id] {
+                verdict.rejected[reason, default: 0] += 1
             } else if let reason = deadLetters[event.id] {
                 verdict.deadLettered[reason, default: 0] += 1
             } else if let reason = drops[event.id] {
@@ -79,6 +85,8 @@ public struct LossLedger: Sendable {
             return activity.contains { $0.sequence > event.sequence && delivered($0) }
         case .afterEnd:
             return activity.contains { $0.isEnd && $0.sequence < event.sequence && delivered($0) }
+        case .noTarget:
+            return activity.contains { $0.sequence < event.sequence && rejections[$0.id] != nil }
         case nil:
             return false
         }
@@ -94,6 +102,8 @@ public struct Verdict: Sendable, Codable, Equatable {
     /// Event ids with no push, no dead letter and no drop.
     public var lost: [String] = []
     public var deadLettered: [String: Int] = [:]
+    /// Answered by APNs that the device is gone, by reason.
+    public var rejected: [String: Int] = [:]
     public var dropped: [String: Int] = [:]
     /// Drops whose rule does not hold in what was seen: `id (reason)`.
     public var unjustifiedDrops: [String] = []
@@ -119,6 +129,7 @@ public struct Verdict: Sendable, Codable, Equatable {
             "ledger: \(published) published and confirmed",
             "  delivered      \(delivered)",
             "  dead-lettered  \(deadLettered.values.reduce(0, +)): \(list(deadLettered))",
+            "  device gone    \(rejected.values.reduce(0, +)): \(list(rejected))",
             "  dropped        \(dropped.values.reduce(0, +)): \(list(dropped)); unjustified \(unjustifiedDrops.count)"
                 + examples(unjustifiedDrops),
             "  duplicated     \(duplicates) (bound \(duplicateBound))",

@@ -164,7 +164,8 @@ struct E2EBenchmark: AsyncParsableCommand {
 }
 
 /// Waits until the pipeline has done its work: every event pushed to the simulator
-/// (duplicates not counted) or counted by the workers as dropped or dead-lettered, no
+/// (duplicates not counted) or counted by the workers as dropped, dead-lettered or
+/// answered 410 (the device gone), no
 /// message waiting in the translate, send or retry queues, and nothing changing for a
 /// second. (A count alone can be reached early: an event both delivered and, its answer
 /// lost to a reset, dropped on the retry counts twice.) With a progress bar.
@@ -187,7 +188,8 @@ enum Drain {
             for worker in pipeline.workers where worker.process.isRunning {
                 let counts = try? await worker.metrics(worker.role == "translator"
                     ? ["liveline_translator_events_dropped_total", "liveline_translator_events_dead_lettered_total"]
-                    : ["liveline_sender_dropped_total", "liveline_sender_dead_letters_total"])
+                    : ["liveline_sender_dropped_total", "liveline_sender_dead_letters_total",
+                       #"liveline_sender_pushes_total{outcome="unregistered""#])
                 otherwise += Int((counts ?? []).reduce(0, +))
             }
             var waiting = 0

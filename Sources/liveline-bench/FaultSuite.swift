@@ -25,6 +25,14 @@ struct FaultSuite: AsyncParsableCommand {
     @Flag(help: "The longer form: 20× the events, at a higher rate.") var long = false
     @Flag(help: "Print the results as JSON.") var json = false
 
+    func validate() throws {
+        if cases.contains(.storeOutage), FaultCase.postgres.url.isEmpty || FaultCase.postgres.control.isEmpty {
+            throw ValidationError(
+                "store-outage needs LIVELINE_TEST_POSTGRES_URL and LIVELINE_TEST_POSTGRES_CTL (scripts/faults sets both); "
+                    + "or leave it out with --cases")
+        }
+    }
+
     func run() async throws {
         var results: [CaseResult] = []
         for fault in cases {
@@ -45,7 +53,7 @@ struct FaultSuite: AsyncParsableCommand {
         // A short heartbeat, so a frozen broker is noticed in seconds rather than 30.
         let workerURL = workers.amqpURL + (workers.amqpURL.contains("?") ? "&" : "?") + "heartbeat=2"
         return try await Pipeline.with(
-            executable: workers.liveline, amqpURL: workerURL, storeURL: nil, label: "faults \(fault.rawValue)", passed: \.passed
+            executable: workers.liveline, amqpURL: workerURL, storeURL: fault.storeURL, label: "faults-\(fault.rawValue)", passed: \.passed
         ) { pipeline in
             let load = Load(activities: 100, total: long ? 60_000 : 3_000, rate: long ? 1_000 : 500)
             try await load.registerDevices(in: pipeline)
@@ -117,6 +125,10 @@ final class FaultContext: @unchecked Sendable {
 
     func note(_ text: String) { lock.withLock { _notes.append(text) } }
 
+    private var values: [String: Double] = [:]
+    func record(_ name: String, _ value: Double) { lock.withLock { values[name] = value } }
+    func recorded(_ name: String) -> Double? { lock.withLock { values[name] } }
+
     func worker(_ role: String) throws -> Worker {
         guard let worker = pipeline.workers.last(where: { $0.role == role && $0.process.isRunning }) else {
             throw BenchError("no running \(role)")
@@ -125,15 +137,18 @@ final class FaultContext: @unchecked Sendable {
     }
 
     /// Runs the broker's control script (`restart`, `pause`, ...).
-    func broker(_ arguments: String...) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [brokerControl] + arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw BenchError("\(brokerControl) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
-        }
+    func broker(_ arguments: String...) async throws {
+        try await run(brokerControl, arguments)
+    }
+
+    /// Runs a control script (the broker's, the store's) and requires it to succeed.
+    func run(_ script: String, _ arguments: String...) async throws {
+        try await run(script, arguments)
+    }
+
+    private func run(_ script: String, _ arguments: [String]) async throws {
+        let status = try await ChildProcess.run("/usr/bin/env", arguments: [script] + arguments)
+        guard status == 0 else { throw BenchError("\(script) \(arguments.joined(separator: " ")) exited with \(status)") }
     }
 }
 
@@ -147,7 +162,10 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
     case brokerRestart = "broker-restart"
     case brokerFreeze = "broker-freeze"
     case memoryAlarm = "memory-alarm"
+    case storeOutage = "store-outage"
     case apnsErrors = "apns-errors"
+    case unregistered
+    case expiredProviderToken = "expired-provider-token"
     case connectionResets = "connection-resets"
     case badEvents = "bad-events"
 
@@ -162,7 +180,12 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
         case .brokerRestart: "the broker stopped and started under load"
         case .brokerFreeze: "the broker frozen (SIGSTOP) past the 2 s heartbeat for 8 s, then resumed"
         case .memoryAlarm: "the broker's memory alarm for 5 s: publishers blocked, then released"
+        case .storeOutage: "PostgreSQL stopped for 10 s under load, then started"
         case .apnsErrors: "APNs answers 500 and 503 in a 2 s burst (10 %), and 429 twice to 10 devices"
+        case .unregistered: "APNs answers 410 Unregistered for 10 devices: their tokens go, nothing more is sent to them"
+        case .expiredProviderToken:
+            "APNs answers 403 ExpiredProviderToken once, to a provider token minutes old: no new token (APNs allows one "
+                + "refresh per 20 minutes), and the push is retried"
         case .connectionResets: "APNs resets connections mid-stream (1 % of requests for 2 s)"
         case .badEvents: "a flood of bad events: malformed JSON, unknown domain, wrong types, oversize"
         }
@@ -185,17 +208,22 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
         case .brokerRestart:
             context.allowDuplicates(
                 Self.senderPrefetch + Self.translatorPrefetch, because: "deliveries unacked when the connections dropped")
-            try context.broker("restart")
+            try await context.broker("restart")
         case .brokerFreeze:
             context.allowDuplicates(
                 Self.senderPrefetch + Self.translatorPrefetch, because: "deliveries unacked when the heartbeat gave up")
-            try context.broker("pause")
+            try await context.broker("pause")
             try await Task.sleep(for: .seconds(8))
-            try context.broker("resume")
+            try await context.broker("resume")
         case .memoryAlarm:
-            try context.broker("alarm", "on")
+            try await context.broker("alarm", "on")
             try await Task.sleep(for: .seconds(5))
-            try context.broker("alarm", "off")
+            try await context.broker("alarm", "off")
+        case .storeOutage:
+            context.allowDuplicates(Self.translatorPrefetch, because: "events requeued while their transaction failed")
+            try await context.run(Self.postgres.control, "stop")
+            try await Task.sleep(for: .seconds(10))
+            try await context.run(Self.postgres.control, "start")
         case .apnsErrors:
             let simulator = context.pipeline.simulator
             for activity in 0..<10 {
@@ -205,6 +233,13 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
             try await Task.sleep(for: .seconds(2))
             simulator.injectRandomFaults([])
             context.note("retried jobs wait in the 5 s (and, failing twice, 30 s) retry tier")
+        case .unregistered:
+            for activity in Self.goneDevices {
+                context.pipeline.simulator.injectFault(.unregistered, forDevice: context.load.events.token(activity))
+            }
+        case .expiredProviderToken:
+            context.record("tokens minted before", try await Self.providerTokens(context))
+            context.pipeline.simulator.injectFault(.expiredProviderToken, forDevice: context.load.events.token(0), times: 1)
         case .connectionResets:
             let simulator = context.pipeline.simulator
             simulator.injectRandomFaults([(.resetConnection, 0.01)])
@@ -219,9 +254,46 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
         }
     }
 
+    /// The PostgreSQL the store outage takes away: `scripts/faults` runs the suite under
+    /// `scripts/with-postgres`, which sets both.
+    static var postgres: (url: String, control: String) {
+        let environment = ProcessInfo.processInfo.environment
+        return (environment["LIVELINE_TEST_POSTGRES_URL"] ?? "", environment["LIVELINE_TEST_POSTGRES_CTL"] ?? "")
+    }
+
+    /// The store a case runs on: PostgreSQL for the outage, else a fresh SQLite file.
+    var storeURL: String? { self == .storeOutage ? Self.postgres.url : nil }
+
+    /// The devices the `unregistered` case makes go away.
+    static let goneDevices = 10..<20
+
+    /// Provider tokens the running senders minted so far.
+    static func providerTokens(_ context: FaultContext) async throws -> Double {
+        var minted = 0.0
+        for worker in context.pipeline.workers where worker.role == "sender" && worker.process.isRunning {
+            minted += try await worker.metrics(["liveline_apns_provider_tokens_total"])[0]
+        }
+        return minted
+    }
+
     /// Checks beyond the ledger.
     func check(_ context: FaultContext) async throws -> (passed: Bool, notes: [String]) {
-        guard self == .badEvents else { return (true, []) }
+        switch self {
+        case .unregistered:
+            // One 410 per device, plus at most the jobs already queued for it when its token went.
+            let answered = context.pipeline.simulator.statistics.responsesByStatus[410, default: 0]
+            let bound = Self.goneDevices.count * 3
+            return ((Self.goneDevices.count...bound).contains(answered),
+                    ["410 answers: \(answered) for \(Self.goneDevices.count) devices (expected \(Self.goneDevices.count) to \(bound))"])
+        case .expiredProviderToken:
+            // One refresh for a token past the floor is ProviderTokenTests' case, on a test clock.
+            let minted = try await Self.providerTokens(context) - (context.recorded("tokens minted before") ?? 0)
+            return (minted == 0, ["provider tokens minted after the 403: \(Int(minted)) (expected 0 inside the 20-minute floor)"])
+        case .badEvents:
+            break
+        default:
+            return (true, [])
+        }
         let expected = BadEvents.expectedReasons
         // The keeper stores dead letters shortly after the translator publishes them.
         let deadline = ContinuousClock.now + .seconds(30)

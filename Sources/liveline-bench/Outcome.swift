@@ -41,8 +41,12 @@ struct Outcome: Sendable {
                     for letter in try await store.deadLetters(matching: DeadLetterFilter(activityID: activity), limit: 10_000) {
                         if let event = letter.eventID { ledger.deadLetters[event] = letter.reason }
                     }
-                    for entry in try await store.trace(activityID: activity, limit: 10_000) where entry.kind == .dropped {
-                        if let drop = LossLedger.drop(fromTrace: entry.detail) { ledger.drops[drop.eventID] = drop.reason }
+                    for entry in try await store.trace(activityID: activity, limit: 10_000) {
+                        if entry.kind == .dropped, let drop = LossLedger.drop(fromTrace: entry.detail) {
+                            ledger.drops[drop.eventID] = drop.reason
+                        } else if entry.kind == .apnsOutcome, let event = LossLedger.unregistered(fromTrace: entry.detail) {
+                            ledger.rejections[event] = "Unregistered"
+                        }
                     }
                 }
             }

@@ -128,3 +128,30 @@ extension TraceDropTests {
         #expect(drop?.reason == "superseded")
     }
 }
+
+extension LossLedgerTests {
+    @Test func aDeviceAPNsCalledGoneEndsItsActivitysPushes() {
+        var ledger = Self.healthy()
+        // APNs answered 410 for a1-1; a1-2 and a1-3 then had no target.
+        for id in ["a1-1", "a1-2", "a1-3"] { ledger.deliveries[id] = nil }
+        ledger.rejections["a1-1"] = "Unregistered"
+        ledger.drops["a1-2"] = "noTarget"
+        ledger.drops["a1-3"] = "noTarget"
+        let verdict = ledger.verdict()
+        #expect(verdict.passed, "\(verdict.text)")
+        #expect(verdict.rejected == ["Unregistered": 1])
+
+        // Without the 410, a missing target is unexplained.
+        ledger.rejections["a1-1"] = nil
+        ledger.drops["a1-1"] = "noTarget"
+        #expect(ledger.verdict().unjustifiedDrops.count == 3)
+    }
+}
+
+extension TraceDropTests {
+    @Test func readsA410() {
+        let detail = "job 3f2a9c1b7d4e event r1-bench-9 update to update token 0a1b2c3d…: 410 Unregistered; 1 registration(s) of update token 0a1b2c3d… deleted"
+        #expect(LossLedger.unregistered(fromTrace: detail) == "r1-bench-9")
+        #expect(LossLedger.unregistered(fromTrace: "job 3f2a event r1 update to x: delivered (200), attempt 1") == nil)
+    }
+}

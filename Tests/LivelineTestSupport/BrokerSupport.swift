@@ -1,5 +1,6 @@
 import Foundation
 import LivelineAMQP
+import LivelineBenchSupport
 import Logging
 import Testing
 

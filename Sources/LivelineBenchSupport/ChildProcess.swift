@@ -7,6 +7,8 @@ import Foundation
 
 /// Runs a program to its end without Foundation's `Process` and without blocking the
 /// concurrency pool: `posix_spawn`, then `waitpid` on a thread that exists for it.
+/// (`Process.waitUntilExit` was seen never to return for a script that started a daemon,
+/// `pg_ctl start`, leaving the script a zombie.)
 public enum ChildProcess {
     public struct SpawnError: Error, CustomStringConvertible {
         public let path: String
