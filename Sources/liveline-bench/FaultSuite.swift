@@ -53,7 +53,8 @@ struct FaultSuite: AsyncParsableCommand {
         // A short heartbeat, so a frozen broker is noticed in seconds rather than 30.
         let workerURL = workers.amqpURL + (workers.amqpURL.contains("?") ? "&" : "?") + "heartbeat=2"
         return try await Pipeline.with(
-            executable: workers.liveline, amqpURL: workerURL, storeURL: fault.storeURL, label: "faults-\(fault.rawValue)", passed: \.passed
+            executable: workers.liveline, amqpURL: workerURL, storeURL: fault.storeURL, label: "faults-\(fault.rawValue)",
+            goAwayAfterStreams: fault == .goaway ? 250 : nil, passed: \.passed
         ) { pipeline in
             let load = Load(activities: 100, total: long ? 60_000 : 3_000, rate: long ? 1_000 : 500)
             try await load.registerDevices(in: pipeline)
@@ -166,6 +167,7 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
     case apnsErrors = "apns-errors"
     case unregistered
     case expiredProviderToken = "expired-provider-token"
+    case goaway
     case connectionResets = "connection-resets"
     case badEvents = "bad-events"
 
@@ -186,6 +188,7 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
         case .expiredProviderToken:
             "APNs answers 403 ExpiredProviderToken once, to a provider token minutes old: no new token (APNs allows one "
                 + "refresh per 20 minutes), and the push is retried"
+        case .goaway: "APNs sends GOAWAY on every connection after 250 streams, all through the run"
         case .connectionResets: "APNs resets connections mid-stream (1 % of requests for 2 s)"
         case .badEvents: "a flood of bad events: malformed JSON, unknown domain, wrong types, oversize"
         }
@@ -240,6 +243,8 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
         case .expiredProviderToken:
             context.record("tokens minted before", try await Self.providerTokens(context))
             context.pipeline.simulator.injectFault(.expiredProviderToken, forDevice: context.load.events.token(0), times: 1)
+        case .goaway:
+            break  // The simulator sends them from the start.
         case .connectionResets:
             let simulator = context.pipeline.simulator
             simulator.injectRandomFaults([(.resetConnection, 0.01)])
@@ -289,6 +294,9 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
             // One refresh for a token past the floor is ProviderTokenTests' case, on a test clock.
             let minted = try await Self.providerTokens(context) - (context.recorded("tokens minted before") ?? 0)
             return (minted == 0, ["provider tokens minted after the 403: \(Int(minted)) (expected 0 inside the 20-minute floor)"])
+        case .goaway:
+            let sent = context.pipeline.simulator.statistics.goAwaysSent
+            return (sent >= 5, ["GOAWAYs sent: \(sent) (each connection drained and replaced)"])
         case .badEvents:
             break
         default:

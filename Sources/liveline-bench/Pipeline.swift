@@ -53,8 +53,12 @@ final class Pipeline: @unchecked Sendable {
     }
 
     /// Starts the simulator and writes the key and CA. No worker runs yet.
-    /// Without `storeURL`, the workers share a fresh SQLite file in the work directory.
-    static func start(executable: String?, amqpURL: String, storeURL: String?, label: String, opsPort: Int = 19_090) async throws -> Pipeline {
+    /// Without `storeURL`, the workers share a fresh SQLite file in the work directory. With
+    /// `goAwayAfterStreams`, the simulator sends GOAWAY on every connection after that many.
+    static func start(
+        executable: String?, amqpURL: String, storeURL: String?, label: String, goAwayAfterStreams: Int? = nil,
+        opsPort: Int = 19_090
+    ) async throws -> Pipeline {
         let executable = executable ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("liveline").path
         guard FileManager.default.isExecutableFile(atPath: executable) else {
@@ -68,7 +72,8 @@ final class Pipeline: @unchecked Sendable {
         let key = P256.Signing.PrivateKey()
         let simulator = try APNsSimulator(configuration: .init(
             maximumConcurrentStreams: 1000,
-            trustedKeys: [.init(keyID: "BENCHKEY01", teamID: "BENCHTEAM1", publicKeyPEM: key.publicKey.pemRepresentation)]))
+            trustedKeys: [.init(keyID: "BENCHKEY01", teamID: "BENCHTEAM1", publicKeyPEM: key.publicKey.pemRepresentation)],
+            goAwayAfterStreams: goAwayAfterStreams, goAwayConnectionLimit: nil))
         let simulatorPort = try await simulator.start()
         try key.pemRepresentation.write(to: work.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
         try simulator.certificatePEM.write(to: work.appendingPathComponent("ca.pem"), atomically: true, encoding: .utf8)
@@ -92,10 +97,11 @@ final class Pipeline: @unchecked Sendable {
     /// Starts a pipeline, runs `body` on it and stops it. The work directory (the workers'
     /// logs, the SQLite store) stays for a look when `body` throws or did not pass.
     static func with<T>(
-        executable: String?, amqpURL: String, storeURL: String?, label: String, passed: (T) -> Bool,
-        _ body: (Pipeline) async throws -> T
+        executable: String?, amqpURL: String, storeURL: String?, label: String, goAwayAfterStreams: Int? = nil,
+        passed: (T) -> Bool, _ body: (Pipeline) async throws -> T
     ) async throws -> T {
-        let pipeline = try await start(executable: executable, amqpURL: amqpURL, storeURL: storeURL, label: label)
+        let pipeline = try await start(
+            executable: executable, amqpURL: amqpURL, storeURL: storeURL, label: label, goAwayAfterStreams: goAwayAfterStreams)
         let result: T
         do {
             result = try await body(pipeline)
