@@ -170,6 +170,7 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
     case goaway
     case connectionResets = "connection-resets"
     case badEvents = "bad-events"
+    case dlqReplay = "dlq-replay"
 
     static let senderPrefetch = 1_000
     static let translatorPrefetch = 1_500
@@ -191,6 +192,9 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
         case .goaway: "APNs sends GOAWAY on every connection after 250 streams, all through the run"
         case .connectionResets: "APNs resets connections mid-stream (1 % of requests for 2 s)"
         case .badEvents: "a flood of bad events: malformed JSON, unknown domain, wrong types, oversize"
+        case .dlqReplay:
+            "APNs refuses every push of the load's last third (400 BadTopic: dead letters); then `liveline dlq replay` "
+                + "sends each activity's newest again and skips the superseded"
         }
     }
 
@@ -256,6 +260,13 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
             context.allowDuplicates(resets * Self.senderPrefetch, because: "\(resets) reset(s), each losing up to the sends in flight")
         case .badEvents:
             try await BadEvents.publish(amqpURL: context.amqpURL)
+        case .dlqReplay:
+            // The last third of the load: each activity's newest events become letters, so
+            // the replay sends those and skips the older ones as superseded.
+            try await Task.sleep(for: .seconds(Double(context.load.total) / 3 / Double(context.load.rate)))
+            context.pipeline.simulator.injectRandomFaults([(.status(400, reason: "BadTopic"), 1.0)])
+            try await Task.sleep(for: .seconds(Double(context.load.total) / 3 / Double(context.load.rate) + 1))
+            context.pipeline.simulator.injectRandomFaults([])
         }
     }
 
@@ -299,6 +310,8 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
             return (sent >= 5, ["GOAWAYs sent: \(sent) (each connection drained and replaced)"])
         case .badEvents:
             break
+        case .dlqReplay:
+            return try await DeadLetterReplay.check(context)
         default:
             return (true, [])
         }
@@ -352,5 +365,39 @@ enum BadEvents {
         }
         try await publisher.connection.publish(contentsOf: messages)
         await connection.close()
+    }
+}
+
+/// The replay case's second half: once the keeper holds every refused push, `liveline dlq
+/// replay` (the command on-call runs) sends them again; each letter must end replayed or
+/// skipped with its reason, and the ledger then shows what reached the devices.
+enum DeadLetterReplay {
+    static func check(_ context: FaultContext) async throws -> (passed: Bool, notes: [String]) {
+        let pipeline = context.pipeline
+        let refused = pipeline.simulator.statistics.responsesByStatus[400, default: 0]
+        var kept = 0
+        let deadline = ContinuousClock.now + .seconds(30)
+        repeat {
+            kept = try await pipeline.withStore { try await $0.deadLetterCounts(matching: DeadLetterFilter()) }.values.reduce(0, +)
+            if kept >= refused { break }
+            try await Task.sleep(for: .milliseconds(250))
+        } while ContinuousClock.now < deadline
+        let status = try await pipeline.command(["dlq", "replay", "--reason", "BadTopic", "--yes"], name: "dlq-replay")
+        try await Drain.wait(for: pipeline, load: context.load, timeout: .seconds(120))
+        let states = try await pipeline.withStore { store in
+            try await [DeadLetterState.pending, .replayed, .skipped].asyncMap { state in
+                (state, try await store.deadLetterCounts(matching: DeadLetterFilter(state: state)).values.reduce(0, +))
+            }
+        }
+        let count = Dictionary(uniqueKeysWithValues: states)
+        let notes = [
+            "APNs refused \(refused) push(es); the keeper kept \(kept) letter(s)",
+            "liveline dlq replay exited \(status): \(count[.replayed] ?? 0) replayed, \(count[.skipped] ?? 0) skipped with "
+                + "their reason, \(count[.pending] ?? 0) still pending",
+        ]
+        // Each activity's newest letter is sent again; the older ones are superseded.
+        let passed = status == 0 && refused > 0 && kept == refused && count[.pending] == 0
+            && (count[.replayed] ?? 0) + (count[.skipped] ?? 0) == kept && (count[.replayed] ?? 0) >= context.load.activities
+        return (passed, notes)
     }
 }

@@ -138,6 +138,25 @@ final class Pipeline: @unchecked Sendable {
         return worker
     }
 
+    /// Runs a one-shot `liveline` command (`dlq replay`, ...) with the workers' settings and
+    /// returns its exit status; its output goes to `<name>.log` in the work directory.
+    func command(_ arguments: [String], name: String) async throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        let log = work.appendingPathComponent("\(name).log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        defer { try? handle.close() }
+        process.standardOutput = handle
+        process.standardError = handle
+        return try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+    }
+
     /// Stops every worker gracefully (SIGTERM, then waits): each drains and flushes its trace.
     func stopWorkers() {
         for worker in workers { worker.stop() }
