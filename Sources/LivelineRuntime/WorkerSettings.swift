@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import LivelineCore
+import LivelineMessaging
 
 /// Settings of the translator and sender, read under `liveline.` like ``LivelineSettings``.
 public struct WorkerSettings: Sendable {
@@ -14,6 +15,10 @@ public struct WorkerSettings: Sendable {
     /// `liveline.keeper.enabled`, default true: the sender also runs the dead-letter keeper,
     /// which moves `liveline.dead` into the store for `liveline dlq`.
     public var keeperEnabled: Bool
+    /// `liveline.retry.delays-seconds`, default `5,30,120,600`: the sender's retry tiers,
+    /// each a queue whose messages wait that long (`liveline.retry.5s`, `…2m`), tried in
+    /// order before a job is dead-lettered `retries-exhausted`. Strictly increasing.
+    public var retryTiers: [LivelineTopology.RetryTier]
 
     public init(config: ConfigReader) throws {
         if let path = config.string(forKey: "translator.domains-file") {
@@ -32,6 +37,28 @@ public struct WorkerSettings: Sendable {
             throw SettingsError("liveline.trace.retention-days must be at least 1 (days)")
         }
         keeperEnabled = config.bool(forKey: "keeper.enabled", default: true)
+        retryTiers = try Self.retryTiers(config.string(forKey: "retry.delays-seconds"))
+    }
+
+    /// The broker names and retry tiers the workers declare and use.
+    public var topology: LivelineTopology {
+        var topology = LivelineTopology()
+        topology.retryTiers = retryTiers
+        return topology
+    }
+
+    static func retryTiers(_ text: String?) throws -> [LivelineTopology.RetryTier] {
+        guard let text else { return LivelineTopology.RetryTier.defaults }
+        let fields = text.split(separator: ",", omittingEmptySubsequences: false)
+        let delays = fields.compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !delays.isEmpty, delays.count == fields.count, delays.allSatisfy({ $0 >= 1 }),
+            zip(delays, delays.dropFirst()).allSatisfy({ $0 < $1 })
+        else {
+            throw SettingsError(
+                "liveline.retry.delays-seconds must be whole seconds, at least 1 and rising, comma-separated "
+                    + "(for example 5,30,120,600), not \(text)")
+        }
+        return delays.map { .init(name: $0 % 60 == 0 ? "\($0 / 60)m" : "\($0)s", delay: .seconds($0)) }
     }
 
     /// How long trace lines are kept.

@@ -27,7 +27,7 @@ struct TranslatorCommand: AsyncParsableCommand {
         let config = try await LivelineSettings.reader(file: options.config)
         let settings = try LivelineSettings(config: config)
         let workers = try WorkerSettings(config: config)
-        let topology = LivelineTopology()
+        let topology = workers.topology
         try await settings.store.withStore(logger: logger, retry: StartupRetry()) { store in
             let consumer = try await connect(settings.amqp, as: "translator-in", logger: logger, retry: StartupRetry())
             let publisher = try await connect(settings.amqp, as: "translator-out", logger: logger, retry: StartupRetry())
@@ -70,11 +70,11 @@ struct SenderCommand: AsyncParsableCommand {
         try await settings.store.withStore(logger: logger, retry: StartupRetry()) { store in
             let consuming = try await connect(settings.amqp, as: "sender-in", logger: logger, retry: StartupRetry())
             let publishing = try await connect(settings.amqp, as: "sender-out", logger: logger, retry: StartupRetry())
-            try await publishing.declare(LivelineTopology().amqp)
+            try await publishing.declare(workers.topology.amqp)
             let health = WorkLoopHealth(stallAfter: settings.ops.stallAfter)
             let service = SenderService(
                 consuming: consuming, publishing: publishing, clients: clients, store: store,
-                logger: logger, health: health)
+                settings: SenderSettings(topology: workers.topology), logger: logger, health: health)
             var services: [any Service] = [service, TracePruner(store: store, retention: workers.traceRetention, logger: logger)]
             // The keeper consumes on a connection of its own, beside the sender's.
             let keeping = workers.keeperEnabled ? try await connect(settings.amqp, as: "dead-letter-keeper", logger: logger, retry: StartupRetry()) : nil

@@ -1,0 +1,27 @@
+import LivelineMessaging
+import LivelineRuntime
+import Testing
+
+/// `liveline.retry.delays-seconds`: the sender's retry tiers, read and checked at start.
+@Suite struct RetryTierSettingsTests {
+    static func tiers(_ value: String?) async throws -> [LivelineTopology.RetryTier] {
+        let environment = value.map { ["LIVELINE_RETRY_DELAYS_SECONDS": $0] } ?? [:]
+        return try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment)).retryTiers
+    }
+
+    @Test func theDefaultIsFiveTiersOfTwelveMinutes() async throws {
+        #expect(try await Self.tiers(nil) == LivelineTopology.RetryTier.defaults)
+    }
+
+    @Test func delaysBecomeTiersNamedByTheirLength() async throws {
+        let tiers = try await Self.tiers("1, 2,120")
+        #expect(tiers.map(\.name) == ["1s", "2s", "2m"])
+        #expect(tiers.map(\.delay) == [.seconds(1), .seconds(2), .seconds(120)])
+    }
+
+    @Test(arguments: ["5,5", "30,5", "0,5", "5,,30", "five"])
+    func aBadListIsRefusedNamingTheKey(value: String) async throws {
+        let error = await #expect(throws: SettingsError.self) { try await Self.tiers(value) }
+        #expect(error.map { "\($0)" }?.contains("liveline.retry.delays-seconds") == true)
+    }
+}
