@@ -2,7 +2,8 @@
 /// reached APNs, what sits in the dead-letter queue, and what the translator dropped by a
 /// documented rule. An event with none of the three is lost. A drop counts as legitimate
 /// only where its rule holds in what the ledger saw: an event dropped as superseded or
-/// stale needs a later event of its activity delivered; one dropped after the end needs the
+/// stale needs a later event of its activity accounted for (delivered, or itself in the
+/// dead-letter queue where on-call sees it); one dropped after the end needs the
 /// activity's end delivered before it; one dropped for want of a target needs APNs to have
 /// said, for an earlier event, that the device is gone (410, the token deleted).
 ///
@@ -80,9 +81,10 @@ public struct LossLedger: Sendable {
 
     private func justified(_ event: Event, reason: String, activity: [Event]) -> Bool {
         let delivered = { (other: Event) in deliveries[other.id, default: 0] > 0 }
+        let final = { (other: Event) in delivered(other) || deadLetters[other.id] != nil || rejections[other.id] != nil }
         switch Rule(rawValue: reason) {
         case .superseded, .stale, .duplicate:
-            return activity.contains { $0.sequence > event.sequence && delivered($0) }
+            return activity.contains { $0.sequence > event.sequence && final($0) }
         case .afterEnd:
             return activity.contains { $0.isEnd && $0.sequence < event.sequence && delivered($0) }
         case .noTarget:

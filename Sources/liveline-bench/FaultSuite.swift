@@ -54,7 +54,8 @@ struct FaultSuite: AsyncParsableCommand {
         let workerURL = workers.amqpURL + (workers.amqpURL.contains("?") ? "&" : "?") + "heartbeat=2"
         return try await Pipeline.with(
             executable: workers.liveline, amqpURL: workerURL, storeURL: fault.storeURL, label: "faults-\(fault.rawValue)",
-            goAwayAfterStreams: fault == .goaway ? 250 : nil, passed: \.passed
+            goAwayAfterStreams: fault == .goaway ? 250 : nil, settings: ["LIVELINE_RETRY_DELAYS_SECONDS": FaultCase.retryDelays],
+            passed: \.passed
         ) { pipeline in
             let load = Load(activities: 100, total: long ? 60_000 : 3_000, rate: long ? 1_000 : 500)
             try await load.registerDevices(in: pipeline)
@@ -169,11 +170,15 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
     case expiredProviderToken = "expired-provider-token"
     case goaway
     case connectionResets = "connection-resets"
+    case poison
     case badEvents = "bad-events"
     case dlqReplay = "dlq-replay"
 
     static let senderPrefetch = 1_000
     static let translatorPrefetch = 1_500
+    /// Retry tiers of 1, 2 and 4 s instead of the default 5 s to 10 min, so a retried push
+    /// or a poison message plays out in seconds (`liveline.retry.delays-seconds`).
+    static let retryDelays = "1,2,4"
 
     var summary: String {
         switch self {
@@ -191,6 +196,7 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
                 + "refresh per 20 minutes), and the push is retried"
         case .goaway: "APNs sends GOAWAY on every connection after 250 streams, all through the run"
         case .connectionResets: "APNs resets connections mid-stream (1 % of requests for 2 s)"
+        case .poison: "APNs answers 500 to one device, always: its pushes go through every retry tier to the dead-letter queue"
         case .badEvents: "a flood of bad events: malformed JSON, unknown domain, wrong types, oversize"
         case .dlqReplay:
             "APNs refuses every push of the load's last third (400 BadTopic: dead letters); then `liveline dlq replay` "
@@ -239,7 +245,7 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
             simulator.injectRandomFaults([(.internalServerError, 0.05), (.serviceUnavailable, 0.05)])
             try await Task.sleep(for: .seconds(2))
             simulator.injectRandomFaults([])
-            context.note("retried jobs wait in the 5 s (and, failing twice, 30 s) retry tier")
+            context.note("retried jobs wait in the 1 s (and, failing twice, 2 s) retry tier")
         case .unregistered:
             for activity in Self.goneDevices {
                 context.pipeline.simulator.injectFault(.unregistered, forDevice: context.load.events.token(activity))
@@ -258,6 +264,8 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
             // pushes may have arrived and are sent again.
             let resets = simulator.statistics.connectionsReset
             context.allowDuplicates(resets * Self.senderPrefetch, because: "\(resets) reset(s), each losing up to the sends in flight")
+        case .poison:
+            context.pipeline.simulator.injectFault(.internalServerError, forDevice: context.load.events.token(0))
         case .badEvents:
             try await BadEvents.publish(amqpURL: context.amqpURL)
         case .dlqReplay:
@@ -312,6 +320,17 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
             break
         case .dlqReplay:
             return try await DeadLetterReplay.check(context)
+        case .poison:
+            // Its newest push must end `retries-exhausted` after the first try and every tier.
+            let activity = context.load.events.activityId(0)
+            let letters = try await context.pipeline.withStore {
+                try await $0.deadLetters(matching: DeadLetterFilter(activityID: activity), limit: 1_000)
+            }
+            let tries = Self.retryDelays.split(separator: ",").count + 1
+            let exhausted = letters.filter { $0.reason == "retries-exhausted" }
+            return (!exhausted.isEmpty && exhausted.allSatisfy { $0.attempts == tries },
+                    ["\(activity): \(exhausted.count) letter(s) retries-exhausted after \(exhausted.map(\.attempts)) attempt(s) "
+                        + "(expected \(tries)); \(letters.count - exhausted.count) other letter(s)"])
         default:
             return (true, [])
         }

@@ -55,9 +55,10 @@ final class Pipeline: @unchecked Sendable {
     /// Starts the simulator and writes the key and CA. No worker runs yet.
     /// Without `storeURL`, the workers share a fresh SQLite file in the work directory. With
     /// `goAwayAfterStreams`, the simulator sends GOAWAY on every connection after that many.
+    /// `settings` are more `LIVELINE_*` variables for the workers.
     static func start(
         executable: String?, amqpURL: String, storeURL: String?, label: String, goAwayAfterStreams: Int? = nil,
-        opsPort: Int = 19_090
+        settings: [String: String] = [:], opsPort: Int = 19_090
     ) async throws -> Pipeline {
         let executable = executable ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("liveline").path
@@ -89,6 +90,7 @@ final class Pipeline: @unchecked Sendable {
         environment["LIVELINE_APP_BENCH_KEY_FILE"] = work.appendingPathComponent("key.p8").path
         environment["LIVELINE_APNS_ENDPOINT"] = "127.0.0.1:\(simulatorPort)"
         environment["LIVELINE_APNS_CA_FILE"] = work.appendingPathComponent("ca.pem").path
+        environment.merge(settings) { $1 }
         return Pipeline(
             simulator: simulator, work: work, executable: executable, storeURL: storeURL, amqpURL: amqpURL,
             environment: environment, opsPort: opsPort)
@@ -98,10 +100,11 @@ final class Pipeline: @unchecked Sendable {
     /// logs, the SQLite store) stays for a look when `body` throws or did not pass.
     static func with<T>(
         executable: String?, amqpURL: String, storeURL: String?, label: String, goAwayAfterStreams: Int? = nil,
-        passed: (T) -> Bool, _ body: (Pipeline) async throws -> T
+        settings: [String: String] = [:], passed: (T) -> Bool, _ body: (Pipeline) async throws -> T
     ) async throws -> T {
         let pipeline = try await start(
-            executable: executable, amqpURL: amqpURL, storeURL: storeURL, label: label, goAwayAfterStreams: goAwayAfterStreams)
+            executable: executable, amqpURL: amqpURL, storeURL: storeURL, label: label, goAwayAfterStreams: goAwayAfterStreams,
+            settings: settings)
         let result: T
         do {
             result = try await body(pipeline)

@@ -155,3 +155,17 @@ extension TraceDropTests {
         #expect(LossLedger.unregistered(fromTrace: "job 3f2a event r1 update to x: delivered (200), attempt 1") == nil)
     }
 }
+
+extension LossLedgerTests {
+    /// A poison device: its newest event sits in the dead-letter queue, and the older
+    /// ones, superseded on their retries, rest on it.
+    @Test func aSupersededEventMayRestOnANewerDeadLetter() {
+        var ledger = Self.healthy()
+        for id in ["a0-2", "a0-3"] { ledger.deliveries[id] = nil }
+        ledger.drops["a0-2"] = "superseded"
+        ledger.deadLetters["a0-3"] = "retries-exhausted"
+        let verdict = ledger.verdict()
+        #expect(verdict.passed, "\(verdict.text)")
+        #expect(verdict.deadLettered == ["retries-exhausted": 1])
+    }
+}
