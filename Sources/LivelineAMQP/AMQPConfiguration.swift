@@ -4,9 +4,36 @@ import Foundation
 ///
 /// Build one from a URL (`amqp://user:password@host:5672/vhost?heartbeat=15`) or field by
 /// field. The password is never part of ``description``.
+///
+/// A cluster is several brokers in one URL (`amqp://user:password@rabbit-0,rabbit-1:5673/vhost`):
+/// the connection starts at the first and, when a broker cannot be reached or is lost, moves on
+/// to the next, so a node that is down or cut off from the cluster costs one reconnect.
 public struct AMQPConfiguration: Sendable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
+    /// One broker of ``brokers``.
+    public struct Broker: Sendable, Hashable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
+    /// The brokers to connect to, in the order they are tried; never empty.
+    public var brokers: [Broker]
+    /// The first broker's host.
+    public var host: String {
+        get { brokers[0].host }
+        set { brokers[0].host = newValue }
+    }
+    /// The first broker's port.
+    public var port: Int {
+        get { brokers[0].port }
+        set { brokers[0].port = newValue }
+    }
     public var virtualHost: String
     public var username: String
     public var password: String
@@ -85,8 +112,7 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
         maxUnconfirmedPublishes: Int = 2_000,
         connectionName: String = "liveline"
     ) {
-        self.host = host
-        self.port = port ?? (tls == nil ? 5672 : 5671)
+        self.brokers = [Broker(host: host, port: port ?? (tls == nil ? 5672 : 5671))]
         self.virtualHost = virtualHost
         self.username = username
         self.password = password
@@ -102,8 +128,11 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
     ///
     /// The path is the percent-encoded virtual host (`/%2f` or an empty path is `/`). Query
     /// parameters: `heartbeat` (seconds), `connection_timeout` (seconds), `cacertfile`,
-    /// `certfile`, `keyfile`, `verify` (`verify_peer` or `verify_none`), `name`.
+    /// `certfile`, `keyfile`, `verify` (`verify_peer` or `verify_none`), `name`. Several
+    /// brokers are separated by commas (`host1:5672,host2,host3:5673`); one without a port
+    /// takes the scheme's.
     public init(url: String) throws(AMQPError) {
+        let (url, moreBrokers) = try Self.splitBrokers(url)
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "amqp" || scheme == "amqps"
         else {
@@ -143,12 +172,38 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
             tls: tls,
             connectionName: query["name"] ?? "liveline"
         )
+        for text in moreBrokers {
+            guard let parts = URLComponents(string: "\(scheme)://\(text)"), let host = parts.host, !host.isEmpty,
+                parts.path.isEmpty, parts.user == nil
+            else {
+                throw AMQPError(.invalidArgument, "broker '\(text)' in the URL is not host or host:port")
+            }
+            brokers.append(Broker(host: host, port: parts.port ?? (tls == nil ? 5672 : 5671)))
+        }
+    }
+
+    /// Cuts `scheme://user:password@h1:p1,h2,h3:p3/vhost?query` into the URL of the first
+    /// broker and the others' `host[:port]`, since `URLComponents` takes one host.
+    private static func splitBrokers(_ url: String) throws(AMQPError) -> (url: String, more: [String]) {
+        guard let schemeEnd = url.range(of: "://") else { return (url, []) }
+        let authorityStart = schemeEnd.upperBound
+        let authorityEnd = url[authorityStart...].firstIndex { $0 == "/" || $0 == "?" } ?? url.endIndex
+        let authority = url[authorityStart..<authorityEnd]
+        // Credentials may hold a comma (percent-encoded or not): hosts start after the last '@'.
+        let hostsStart = authority.lastIndex(of: "@").map { authority.index(after: $0) } ?? authority.startIndex
+        let hosts = authority[hostsStart...].split(separator: ",", omittingEmptySubsequences: false)
+        guard hosts.count > 1 else { return (url, []) }
+        if hosts.contains(where: \.isEmpty) {
+            throw AMQPError(.invalidArgument, "the URL's broker list has an empty entry")
+        }
+        let first = String(url[..<hostsStart]) + hosts[0] + url[authorityEnd...]
+        return (first, hosts.dropFirst().map(String.init))
     }
 
     public var description: String {
         let scheme = tls == nil ? "amqp" : "amqps"
         let vhost = virtualHost.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? virtualHost
-        return "\(scheme)://\(username)@\(host):\(port)/\(vhost)"
+        return "\(scheme)://\(username)@\(brokers.map(\.description).joined(separator: ","))/\(vhost)"
     }
 }
 

@@ -4,8 +4,10 @@ import LivelineLogging
 public enum AMQPLogKey: String, LogKey {
     /// The connection's name, as the broker shows it (`liveline-sender-in`).
     case connection = "amqp.connection"
-    /// `host:port`; never the credentials.
+    /// `host:port` of every broker configured, comma-separated; never the credentials.
     case broker = "amqp.broker"
+    /// `host:port` of the broker a connection was made to, or tried.
+    case connectedTo = "amqp.connected_to"
     case attempt = "amqp.attempt"
     /// Attempts it took to reconnect.
     case attempts = "amqp.attempts"

@@ -24,6 +24,23 @@ struct AMQPIntegrationTests {
         }
     }
 
+    /// Of a cluster's brokers, one that cannot be reached costs one attempt: the connection
+    /// goes on to the next.
+    @Test func aBrokerThatCannotBeReachedIsPassedOverForTheNext() async throws {
+        try await withBroker {
+            var configuration = try Broker.configuration()
+            // Port 1 on loopback refuses at once, as a node that is down would.
+            configuration.brokers.insert(.init(host: "127.0.0.1", port: 1), at: 0)
+            let connection = try await AMQPConnection.connect(configuration, logger: Broker.logger)
+            let queue = Broker.unique("cluster")
+            try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
+            try await connection.publish(message("hello", to: queue))
+            #expect(try await connection.messageCount(queue: queue) == 1)
+            try await connection.delete(queue: queue)
+            await connection.close()
+        }
+    }
+
     /// Publishes are framed by Liveline itself on plain TCP and by rabbitmq-c on TLS; both
     /// must carry every property and split bodies across frames exactly.
     @Test(arguments: ["LIVELINE_TEST_AMQP_URL", "LIVELINE_TEST_AMQPS_URL"])

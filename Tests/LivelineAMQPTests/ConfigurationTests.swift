@@ -28,6 +28,23 @@ import Testing
         #expect(try AMQPConfiguration(url: "amqp://h/%2f").virtualHost == "/")
     }
 
+    @Test func aClusterIsSeveralBrokersInOneURL() throws {
+        let configuration = try AMQPConfiguration(
+            url: "amqps://svc:a,b%40c@rabbit-0,rabbit-1:5000,10.0.0.3/liveline?heartbeat=5")
+        #expect(configuration.brokers == [
+            .init(host: "rabbit-0", port: 5671), .init(host: "rabbit-1", port: 5000), .init(host: "10.0.0.3", port: 5671),
+        ])
+        #expect(configuration.host == "rabbit-0")
+        #expect(configuration.username == "svc")
+        #expect(configuration.password == "a,b@c", "a comma in the credentials is not a broker")
+        #expect(configuration.virtualHost == "liveline")
+        #expect(configuration.heartbeat == .seconds(5))
+        #expect(configuration.description == "amqps://svc@rabbit-0:5671,rabbit-1:5000,10.0.0.3:5671/liveline")
+        #expect(try AMQPConfiguration(url: "amqp://h1:1,h2").brokers.map(\.port) == [1, 5672])
+        #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "amqp://h1,,h2/") }
+        #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "amqp://h1,h2:port/") }
+    }
+
     @Test func rejectsOtherSchemesAndBadNumbers() {
         #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "http://localhost") }
         #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "amqp://h?heartbeat=soon") }

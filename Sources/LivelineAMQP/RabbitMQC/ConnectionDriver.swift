@@ -53,6 +53,9 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     private var nextChannel: UInt16 = 3
     private var lastInbound = ContinuousClock.now
     private var socketWritable = true
+    /// Which of ``AMQPConfiguration/brokers`` the connection uses or tries next.
+    private var brokerIndex = 0
+    private var broker: AMQPConfiguration.Broker { configuration.brokers[brokerIndex] }
 
     init(configuration: AMQPConfiguration, logger: Logger) throws(AMQPError) {
         let fd = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
@@ -61,7 +64,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         self.configuration = configuration
         var logger = logger
         logger[AMQPLogKey.connection] = "\(configuration.connectionName)"
-        logger[AMQPLogKey.broker] = "\(configuration.host):\(configuration.port)"
+        logger[AMQPLogKey.broker] = "\(configuration.brokers.map(\.description).joined(separator: ","))"
         self.logger = logger
     }
 
@@ -160,9 +163,9 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
 
     private func run() {
         do {
-            try establish()
+            try establishWithAnyBroker()
             setState(.connected)
-            logger.info("AMQP connected")
+            logger.info("AMQP connected", metadata: AMQPLogKey.metadata([.connectedTo: "\(broker)"]))
             mailbox.withLock { $0.startup.take() }?.resume()
         } catch {
             logger.warning("AMQP connect failed", metadata: AMQPLogKey.metadata([.error: "\(error)"]))
@@ -278,6 +281,29 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
 
     // MARK: Connecting
 
+    /// The first connection tries each broker once, in order, and fails with the last one's
+    /// error; the caller decides whether to try again later.
+    private func establishWithAnyBroker() throws(AMQPError) {
+        var attempts = 0
+        while true {
+            do {
+                return try establish()
+            } catch {
+                attempts += 1
+                guard attempts < configuration.brokers.count else { throw error }
+                logger.warning(
+                    "AMQP broker unreachable; trying the next",
+                    metadata: AMQPLogKey.metadata([.connectedTo: "\(broker)", .error: "\(error)"]))
+                moveToNextBroker()
+            }
+        }
+    }
+
+    /// A broker that failed or was lost is tried again only after the others.
+    private func moveToNextBroker() {
+        brokerIndex = (brokerIndex + 1) % configuration.brokers.count
+    }
+
     private func establish() throws(AMQPError) {
         guard let connection = amqp_new_connection() else {
             throw AMQPError(.connectionFailed, "rabbitmq-c could not allocate a connection")
@@ -334,12 +360,12 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         }
         guard let socket else { throw AMQPError(.connectionFailed, "could not create a socket") }
         var timeout = Self.cTimeval(configuration.connectTimeout)
-        let status = amqp_socket_open_noblock(socket, configuration.host, Int32(configuration.port), &timeout)
+        let status = amqp_socket_open_noblock(socket, broker.host, Int32(broker.port), &timeout)
         guard status == 0 else {
             let isTLS = status <= AMQP_STATUS_SSL_ERROR.rawValue && status > _AMQP_STATUS_SSL_NEXT_VALUE.rawValue
             throw AMQPError(
                 isTLS ? .tlsFailed : .connectionFailed,
-                "cannot reach \(configuration.host):\(configuration.port): \(Self.describe(status))")
+                "cannot reach \(broker): \(Self.describe(status))")
         }
         amqp_set_handshake_timeout(connection, &timeout)
         amqp_set_rpc_timeout(connection, &timeout)
@@ -395,13 +421,17 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             do {
                 try establish()
                 setState(.connected, reconnected: true)
-                logger.info("AMQP reconnected", metadata: AMQPLogKey.metadata([.attempts: "\(attempt + 1)"]))
+                logger.info(
+                    "AMQP reconnected",
+                    metadata: AMQPLogKey.metadata([.attempts: "\(attempt + 1)", .connectedTo: "\(broker)"]))
                 return
             } catch {
                 attempt += 1
                 setState(.reconnecting(attempt: attempt, lastError: error.description))
                 logger.warning(
-                    "AMQP reconnect failed", metadata: AMQPLogKey.metadata([.attempt: "\(attempt)", .error: "\(error)"]))
+                    "AMQP reconnect failed",
+                    metadata: AMQPLogKey.metadata([.attempt: "\(attempt)", .connectedTo: "\(broker)", .error: "\(error)"]))
+                moveToNextBroker()
             }
         }
     }
@@ -443,6 +473,8 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             record.lastDeliveredTag = 0
             record.channel = 0
         }
+        // The lost broker may be down or cut off from its cluster: the next one is likelier up.
+        moveToNextBroker()
         setState(.reconnecting(attempt: 0, lastError: error.description))
     }
 
