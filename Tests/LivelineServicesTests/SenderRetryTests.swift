@@ -24,6 +24,10 @@ import Testing
             }
             #expect(ContinuousClock.now - published >= .milliseconds(900), "waited in the 1 s tier")
             #expect(harness.simulator.deliveries(toDevice: token).first?.payload == Array(job.payload))
+            // Operators see APNs' reason for the retry, and the tier it waited in.
+            let reason = fault == .internalServerError ? "InternalServerError" : "ServiceUnavailable"
+            #expect(harness.metrics.total("liveline_sender_pushes_total", [("outcome", "retried"), ("reason", reason)]) == 1)
+            #expect(harness.metrics.total("liveline_sender_retries_total", [("tier", "1s")]) == 1)
             try await eventually("the retry and the delivery traced") {
                 let trace = try await harness.store.trace(activityID: job.activityId, limit: 10)
                 return trace.contains { $0.detail.contains("attempt 2 after tier") }

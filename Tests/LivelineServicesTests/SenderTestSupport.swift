@@ -11,6 +11,7 @@ import LivelineStoreTestSupport
 import Logging
 import ServiceLifecycle
 import LivelineTestSupport
+import MetricsTestKit
 import Testing
 
 /// The RabbitMQ that `scripts/test` (of /work/main) started on loopback.
@@ -86,6 +87,8 @@ struct SenderHarness {
     let store: any SenderStore
     /// The test's own connection: publishes jobs and reads the DLQ.
     let connection: AMQPConnection
+    /// What the sender recorded, read with `total(_:_:)`.
+    let metrics: TestMetrics
 
     func client(_ bundleID: String = "com.example.rides") -> APNsClient {
         clients[bundleID]!
@@ -229,14 +232,16 @@ private func runSender<T: Sendable>(
 
     var settings = SenderSettings(topology: topology, throttleBackoff: .seconds(1), maximumThrottleBackoff: .seconds(2))
     configure(&settings)
+    let metrics = TestMetrics()
     let sender = SenderService(
         consuming: consuming, publishing: publishing, clients: APNsClientDirectory(Array(clients.values)),
-        store: store, settings: settings, logger: SenderBroker.logger
+        store: store, settings: settings, logger: SenderBroker.logger, metricsFactory: metrics
     )
     let group = ServiceGroup(
         configuration: .init(services: [.init(service: sender)], logger: SenderBroker.logger)
     )
-    let harness = SenderHarness(topology: topology, simulator: simulator, clients: clients, store: store, connection: connection)
+    let harness = SenderHarness(
+        topology: topology, simulator: simulator, clients: clients, store: store, connection: connection, metrics: metrics)
 
     func tearDown() async {
         await consuming.close()

@@ -89,7 +89,7 @@ struct PushJobHandler: Sendable {
             return try await retry(
                 .deferral(attempt: attempt.count, tiers: tiers, wait: remaining), body: delivery.body,
                 messageID: delivery.properties.messageID, job: job, attempt: attempt,
-                reason: "token backing off after TooManyRequests, not sent"
+                reason: "token backing off after TooManyRequests, not sent", apnsReason: "TooManyRequests"
             )
         }
 
@@ -208,23 +208,27 @@ struct PushJobHandler: Sendable {
         case .throttled:
             guard case .device(let token, _, _) = job.target else {
                 return try await retry(.after(attempt: attempt.count, tiers: tiers), body: body, messageID: messageID,
-                                       job: job, attempt: attempt, reason: "TooManyRequests")
+                                       job: job, attempt: attempt, reason: "TooManyRequests", apnsReason: "TooManyRequests")
             }
             let wait = backoff.throttled(token)
             return try await retry(.after(attempt: attempt.count, tiers: tiers, atLeast: wait), body: body, messageID: messageID,
-                            job: job, attempt: attempt, reason: "TooManyRequests")
+                            job: job, attempt: attempt, reason: "TooManyRequests", apnsReason: "TooManyRequests")
 
         case .retry(let reason):
+            // "InternalServerError: detail" or "transport: detail": the metric keeps the first part.
             return try await retry(.after(attempt: attempt.count, tiers: tiers), body: body, messageID: messageID,
-                            job: job, attempt: attempt, reason: reason)
+                            job: job, attempt: attempt, reason: reason,
+                            apnsReason: String(reason.prefix { $0 != ":" }))
 
         case .deadLetter(let reason, let message):
             return try await deadLetter(body: body, job: job, attempt: attempt, reason: reason, message: message)
         }
     }
 
+    /// Retries through the tiers; `reason` is for the trace, `apnsReason` (APNs' reason,
+    /// `HTTP <status>` or `transport`) for the metrics, whose `retries_total` has the tier.
     private func retry(
-        _ plan: RetryPlan, body: Data, messageID: String?, job: PushJob, attempt: Attempt, reason: String
+        _ plan: RetryPlan, body: Data, messageID: String?, job: PushJob, attempt: Attempt, reason: String, apnsReason: String
     ) async throws -> [TraceEntry] {
         switch plan {
         case .tier(let tier, let nextAttempt):
@@ -232,7 +236,7 @@ struct PushJobHandler: Sendable {
                 body: body, messageID: messageID, tier: tier, attempt: nextAttempt, firstAttemptAt: attempt.firstAt
             )
             metrics.retried(tier: tier.name)
-            metrics.finished("retried", reason: tier.name)
+            metrics.finished("retried", reason: apnsReason)
             return [trace(job, .retried, "\(reason); attempt \(nextAttempt + 1) after tier \(tier.name)")]
         case .exhausted(let attempts):
             return try await deadLetter(
