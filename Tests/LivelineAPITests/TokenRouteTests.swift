@@ -43,6 +43,22 @@ struct TokenRouteTests {
                 #expect(response.status == .notFound)
                 #expect(APIHarness.errorCode(response) == "not-found")
             }
+
+            // The work shows in /metrics, by route template (never the ids) and status.
+            try await api.client.execute(uri: "/metrics", method: .get) { response in
+                let lines = String(buffer: response.body).split(separator: "\n")
+                func sample(_ name: String, _ parts: String...) -> Double? {
+                    lines.first { line in line.hasPrefix(name + "{") && parts.allSatisfy { line.contains($0) } }
+                        .flatMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+                }
+                let route = #"route="/v1/activities/{activityId}/tokens/{deviceId}""#
+                #expect(sample("liveline_api_requests_total", #"method="PUT""#, route, #"status="201""#) == 1)
+                #expect(sample("liveline_api_requests_total", #"method="PUT""#, route, #"status="200""#) == 1)
+                #expect(sample("liveline_api_requests_total", #"method="DELETE""#, route, #"status="204""#) == 1)
+                #expect(sample("liveline_api_requests_total", #"method="DELETE""#, route, #"status="404""#) == 1)
+                #expect(sample("liveline_api_request_duration_seconds_count", route) == 4)
+                #expect(!lines.contains { $0.contains("r-1") || $0.contains("phone") }, "no ids in the labels")
+            }
         }
     }
 
