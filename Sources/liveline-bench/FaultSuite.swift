@@ -20,12 +20,19 @@ struct FaultSuite: AsyncParsableCommand {
     @OptionGroup var workers: WorkerOptions
     @Option(help: "The broker's control script (restart, pause, resume, alarm on|off).")
     var brokerControl = ProcessInfo.processInfo.environment["LIVELINE_RABBITMQ_CTL"] ?? "scripts/rabbitmq"
-    @Option(parsing: .upToNextOption, help: "Cases to run (default: all): \(FaultCase.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var cases: [FaultCase] = FaultCase.allCases
+    @Option(
+        parsing: .upToNextOption,
+        help: "Cases to run (default: all but partition, which needs a cluster): \(FaultCase.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var cases: [FaultCase] = FaultCase.allCases.filter { $0 != .partition }
     @Flag(help: "The longer form: 20× the events, at a higher rate.") var long = false
     @Flag(help: "Print the results as JSON.") var json = false
 
     func validate() throws {
+        if cases.contains(.partition), ((try? AMQPConfiguration(url: workers.amqpURL))?.brokers.count ?? 0) < 3 {
+            throw ValidationError(
+                "partition needs a three-node cluster in --amqp-url and its control script in --broker-control "
+                    + "(scripts/faults --cluster starts both)")
+        }
         if cases.contains(.storeOutage), FaultCase.postgres.url.isEmpty || FaultCase.postgres.control.isEmpty {
             throw ValidationError(
                 "store-outage needs LIVELINE_TEST_POSTGRES_URL and LIVELINE_TEST_POSTGRES_CTL (scripts/faults sets both); "
@@ -57,7 +64,7 @@ struct FaultSuite: AsyncParsableCommand {
             goAwayAfterStreams: fault == .goaway ? 250 : nil, settings: ["LIVELINE_RETRY_DELAYS_SECONDS": FaultCase.retryDelays],
             passed: \.passed
         ) { pipeline in
-            let load = Load(activities: 100, total: long ? 60_000 : 3_000, rate: long ? 1_000 : 500)
+            let load = fault.load(long: long)
             try await load.registerDevices(in: pipeline)
             let apnsIDs = load.apnsIDs()
             try await pipeline.startWorker("translator")
@@ -173,12 +180,26 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
     case poison
     case badEvents = "bad-events"
     case dlqReplay = "dlq-replay"
+    case partition
 
     static let senderPrefetch = 1_000
     static let translatorPrefetch = 1_500
     /// Retry tiers of 1, 2 and 4 s instead of the default 5 s to 10 min, so a retried push
     /// or a poison message plays out in seconds (`liveline.retry.delays-seconds`).
     static let retryDelays = "1,2,4"
+
+    /// The steady load a case runs under: the partitions take minutes, and three brokers
+    /// replicating every message share the two cores, so that case runs longer and slower.
+    func load(long: Bool) -> Load {
+        self == .partition
+            ? Load(activities: long ? 3_000 : 600, total: long ? 90_000 : 18_000, rate: long ? 500 : 200)
+            : Load(activities: 100, total: long ? 60_000 : 3_000, rate: long ? 1_000 : 500)
+    }
+
+    /// Partition rounds: in each, a node that leads neither work queue is cut off, then the
+    /// leader of `liveline.send`, each for ``cutSeconds`` and healed.
+    static func partitionRounds(long: Bool) -> Int { long ? 4 : 2 }
+    static let cutSeconds = 10.0
 
     var summary: String {
         switch self {
@@ -201,6 +222,9 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
         case .dlqReplay:
             "APNs refuses every push of the load's last third (400 BadTopic: dead letters); then `liveline dlq replay` "
                 + "sends each activity's newest again and skips the superseded"
+        case .partition:
+            "a three-node quorum cluster, each node in its own network namespace: a follower cut off, then the leader of "
+                + "liveline.send, \(Int(Self.cutSeconds)) s each, healed each time, several rounds"
         }
     }
 
@@ -268,6 +292,20 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
             context.pipeline.simulator.injectFault(.internalServerError, forDevice: context.load.events.token(0))
         case .badEvents:
             try await BadEvents.publish(amqpURL: context.amqpURL)
+        case .partition:
+            let rounds = Self.partitionRounds(long: context.load.total > 20_000)
+            for round in 1...rounds {
+                for target in ["follower", "leader"] {
+                    // Workers connected to the node cut off lose their connection; what they
+                    // had unacked comes again from the majority's copy.
+                    context.allowDuplicates(
+                        Self.senderPrefetch + Self.translatorPrefetch, because: "round \(round): the \(target) cut off")
+                    try await context.broker("partition", target)
+                    try await Task.sleep(for: .seconds(Self.cutSeconds))
+                    try await context.broker("heal")
+                }
+            }
+            context.note("\(rounds * 2) partitions, each healed until all three nodes saw each other again")
         case .dlqReplay:
             // The last third of the load: each activity's newest events become letters, so
             // the replay sends those and skips the older ones as superseded.
@@ -320,6 +358,14 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
             break
         case .dlqReplay:
             return try await DeadLetterReplay.check(context)
+        case .partition:
+            // The workers start on the first broker, the first leader: a cut that never touched
+            // their connections would prove nothing about failing over.
+            var reconnects = 0.0
+            for worker in context.pipeline.workers where worker.process.isRunning {
+                reconnects += try await worker.metrics(["liveline_amqp_reconnects_total"])[0]
+            }
+            return (reconnects >= 1, ["the workers' AMQP connections reconnected \(Int(reconnects)) time(s) (at least 1 expected)"])
         case .poison:
             // Its newest push must end `retries-exhausted` after the first try and every tier.
             let activity = context.load.events.activityId(0)
