@@ -4,6 +4,7 @@ import LivelineAMQP
 import LivelineBenchSupport
 import LivelineMessaging
 import Logging
+import Synchronization
 
 /// `liveline-bench e2e`: the whole path as people run it. A producer publishes the ride,
 /// delivery and score mix with confirms; `liveline translator` and `liveline sender` run as
@@ -26,6 +27,8 @@ struct E2EBenchmark: AsyncParsableCommand {
     @Option(help: "Events per second; 0 publishes flat out.") var rate = 0
     @Flag(help: "Publish everything first, then start the workers and measure the drain.") var backlog = false
     @Option(help: "Seconds to wait for the last pushes.") var drainTimeout = 600
+    @Option(help: "The soak: sample every process's memory this often (seconds), and print latency and memory per window.")
+    var windowSeconds: Int?
     @Option(help: "Name of the scenario in the markdown table.") var scenario: String?
     @Option(help: "Append the figures as a markdown table row to this file.") var markdown: String?
     @Flag(help: "Print the summary as JSON.") var json = false
@@ -34,6 +37,9 @@ struct E2EBenchmark: AsyncParsableCommand {
         guard translators >= 1, senders >= 1 else { throw ValidationError("--translators and --senders must be at least 1") }
         guard activities >= 1, events >= activities else { throw ValidationError("--events must be at least --activities (≥ 1)") }
         guard rate >= 0 else { throw ValidationError("--rate must be 0 (flat out) or more") }
+        if let windowSeconds, windowSeconds < 1 || backlog {
+            throw ValidationError("--window-seconds must be at least 1, and a soak publishes as it goes (no --backlog)")
+        }
     }
 
     func run() async throws {
@@ -54,6 +60,11 @@ struct E2EBenchmark: AsyncParsableCommand {
         var started = Date().timeIntervalSince1970
         Progress.line("e2e: publishing \(events) events over \(activities) activities "
             + (rate == 0 ? "flat out" : "at \(rate)/s") + (backlog ? " before the workers start" : ""))
+        let memory = MemorySamples()
+        let sampling = windowSeconds.map { seconds in
+            Task { try await memory.sample(every: .seconds(seconds), pipeline: pipeline, meter: meter) }
+        }
+        defer { sampling?.cancel() }
         let publishedAt = try await load.publish(amqpURL: workers.amqpURL, progress: Progress(total: events, what: "published"))
         if backlog {
             try await startWorkers(pipeline)
@@ -76,7 +87,9 @@ struct E2EBenchmark: AsyncParsableCommand {
             translators: translators, senders: senders, events: events, activities: activities, rate: rate,
             seconds: seconds, eventsPerSecond: Double(events) / seconds, pushesPerSecond: Double(outcome.pushes) / seconds,
             p50: outcome.latency(0.5), p99: outcome.latency(0.99), p999: outcome.latency(0.999),
-            processes: meter.usage(before: before, after: after, events: events), stages: stages, ledger: verdict)
+            processes: meter.usage(before: before, after: after, events: events), stages: stages,
+            windows: windowSeconds.map { SoakWindow.windows(of: $0, from: started, publishedAt: publishedAt, outcome: outcome, memory: memory) },
+            ledger: verdict)
         if json {
             try printJSON(summary)
         } else {
@@ -108,6 +121,8 @@ struct E2EBenchmark: AsyncParsableCommand {
         var p999: Double
         var processes: [UsageMeter.Usage]
         var stages: [Stage]
+        /// The soak's windows, with `--window-seconds`.
+        var windows: [SoakWindow]?
         var ledger: Verdict
 
         var text: String {
@@ -125,6 +140,7 @@ struct E2EBenchmark: AsyncParsableCommand {
                                  process.peakRSSMiB, process.rssMiB))
             }
             lines.append("  stages, mean from the workers' histograms: " + stages.map(\.text).joined(separator: ", "))
+            if let windows { lines += SoakWindow.text(windows) }
             lines.append(ledger.text)
             return lines.joined(separator: "\n")
         }
@@ -270,5 +286,77 @@ struct UsageMeter: Sendable {
     /// Translators, senders, the broker, then this process.
     private static func order(_ name: String) -> String {
         name.hasPrefix("translator") ? "0" + name : name.hasPrefix("sender") ? "1" + name : name == "broker" ? "2" : "3"
+    }
+}
+
+/// Every process's memory, sampled as the soak goes.
+final class MemorySamples: Sendable {
+    private let samples = Mutex<[(at: Double, usage: [String: ProcessUsage.Snapshot])]>([])
+
+    func sample(every interval: Duration, pipeline: Pipeline, meter: UsageMeter) async throws {
+        while true {
+            try await Task.sleep(for: interval)
+            let usage = meter.sample(pipeline.workers)
+            samples.withLock { $0.append((Date().timeIntervalSince1970, usage)) }
+        }
+    }
+
+    /// Resident MiB of each process at the first sample at or after `time` (else the last).
+    func rss(at time: Double) -> [String: Double] {
+        samples.withLock { samples in
+            (samples.first { $0.at >= time } ?? samples.last)?.usage.mapValues(\.rssMiB) ?? [:]
+        }
+    }
+}
+
+/// One window of the soak: the latency of the events published in it, and every process's
+/// memory at its end. Flat figures from window to window are what the soak shows.
+struct SoakWindow: Codable, Sendable {
+    var startSecond: Int
+    var events: Int
+    var delivered: Int
+    var p50: Double
+    var p99: Double
+    var p999: Double
+    var rssMiB: [String: Double]
+
+    static func windows(
+        of seconds: Int, from start: Double, publishedAt: [Double], outcome: Outcome, memory: MemorySamples
+    ) -> [SoakWindow] {
+        var latencies: [Int: [Double]] = [:]
+        var events: [Int: Int] = [:]
+        for (index, published) in publishedAt.enumerated() {
+            let window = max(0, Int((published - start) / Double(seconds)))
+            events[window, default: 0] += 1
+            if let latency = outcome.latencyByEvent[index] { latencies[window, default: []].append(latency) }
+        }
+        return events.keys.sorted().map { window in
+            let sorted = (latencies[window] ?? []).sorted()
+            return SoakWindow(
+                startSecond: window * seconds, events: events[window] ?? 0, delivered: sorted.count,
+                p50: Outcome.quantile(0.5, ofSorted: sorted), p99: Outcome.quantile(0.99, ofSorted: sorted),
+                p999: Outcome.quantile(0.999, ofSorted: sorted),
+                rssMiB: memory.rss(at: start + Double((window + 1) * seconds)))
+        }
+    }
+
+    static func text(_ windows: [SoakWindow]) -> [String] {
+        let names = Set(windows.flatMap(\.rssMiB.keys)).filter { $0 != "bench (producer, simulator)" }.sorted()
+        var lines = ["  soak, per window of publishing: latency of its events; each process's RSS (MiB) at its end",
+                     "  from s    events  delivered   p50 ms   p99 ms  p99.9 ms  " + names.joined(separator: "  ")]
+        for window in windows {
+            lines.append(
+                String(format: "  %6d  %8d  %9d  %7.1f  %7.1f  %8.1f  ", window.startSecond, window.events, window.delivered,
+                       window.p50, window.p99, window.p999)
+                    + names.map { String(format: "%\($0.count).1f", window.rssMiB[$0] ?? 0) }.joined(separator: "  "))
+        }
+        // After the first window (warm-up): how far each figure moved, low to high.
+        let settled = windows.dropFirst()
+        if settled.count >= 2 {
+            func range(_ values: [Double]) -> String { String(format: "%.1f–%.1f", values.min() ?? 0, values.max() ?? 0) }
+            lines.append("  after the first window: p99 " + range(settled.map(\.p99)) + " ms; RSS "
+                + names.map { name in "\(name) " + range(settled.map { $0.rssMiB[name] ?? 0 }) }.joined(separator: ", ") + " MiB")
+        }
+        return lines
     }
 }

@@ -8,6 +8,9 @@ struct Outcome: Sendable {
     var ledger: LossLedger
     /// Milliseconds, one per delivered event (its first push), sorted.
     var latencies: [Double]
+    /// Each event's latency in milliseconds, by its index in the load; nil where none of its
+    /// pushes arrived.
+    var latencyByEvent: [Double?]
     /// When the last push arrived (seconds since 1970), 0 when none did.
     var lastReceipt: Double
     var pushes: Int
@@ -51,16 +54,21 @@ struct Outcome: Sendable {
                 }
             }
         }
-        let latencies = zip(firstReceipt, publishedAt).compactMap { received, published in
+        let latencyByEvent = zip(firstReceipt, publishedAt).map { received, published in
             received > 0 ? (received - published) * 1000 : nil
         }
-        return Outcome(ledger: ledger, latencies: latencies.sorted(), lastReceipt: lastReceipt, pushes: pushes)
+        return Outcome(
+            ledger: ledger, latencies: latencyByEvent.compactMap { $0 }.sorted(), latencyByEvent: latencyByEvent,
+            lastReceipt: lastReceipt, pushes: pushes)
     }
 
     /// The latency at quantile `q` (0...1), nearest rank.
-    func latency(_ q: Double) -> Double {
-        guard !latencies.isEmpty else { return 0 }
-        let rank = Int((q * Double(latencies.count)).rounded(.up))
-        return latencies[min(max(rank, 1), latencies.count) - 1]
+    func latency(_ q: Double) -> Double { Self.quantile(q, ofSorted: latencies) }
+
+    /// Nearest rank; 0 for no values.
+    static func quantile(_ q: Double, ofSorted values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let rank = Int((q * Double(values.count)).rounded(.up))
+        return values[min(max(rank, 1), values.count) - 1]
     }
 }
