@@ -1,3 +1,4 @@
+import LivelineCore
 import Synchronization
 import Testing
 
@@ -22,7 +23,7 @@ private final class Log: Sendable {
         await withTaskGroup(of: Void.self) { group in
             for step in (0..<5).reversed() {
                 group.addTask {
-                    await lanes.run(tickets[step]) {
+                    await lanes.run(tickets[step]) { _ in
                         // Earlier steps sleep longer: without a lane they would finish last.
                         try? await Task.sleep(for: .milliseconds(50 - step * 10))
                         log.append("ride-1:\(step)")
@@ -32,7 +33,7 @@ private final class Log: Sendable {
                 try? await Task.sleep(for: .milliseconds(2))
             }
             group.addTask {
-                await lanes.run(other) { log.append("ride-2") }
+                await lanes.run(other) { _ in log.append("ride-2") }
             }
         }
         let entries = log.all
@@ -44,17 +45,39 @@ private final class Log: Sendable {
     @Test func aLaneThatEmptiedStartsAfresh() async {
         let lanes = ActivityLanes()
         let log = Log()
-        await lanes.run(lanes.enter(activity: "ride-1")) { log.append("first") }
+        await lanes.run(lanes.enter(activity: "ride-1")) { _ in log.append("first") }
         #expect(lanes.activeCount == 0)
-        await lanes.run(lanes.enter(activity: "ride-1")) { log.append("second") }
+        await lanes.run(lanes.enter(activity: "ride-1")) { _ in log.append("second") }
         #expect(log.all == ["first", "second"])
     }
 
     @Test func jobsWithoutAnActivityRunAtOnce() async {
         let lanes = ActivityLanes()
         let log = Log()
-        await lanes.run(lanes.enter(activity: nil)) { log.append("ran") }
+        await lanes.run(lanes.enter(activity: nil)) { _ in log.append("ran") }
         #expect(log.all == ["ran"])
+        #expect(lanes.activeCount == 0)
+    }
+
+    /// A backlog: an update whose turn comes while a newer update for the same target waits
+    /// behind it is superseded. Other targets, ends (never noted) and older updates that
+    /// arrive late supersede nothing.
+    @Test func anUpdateWithANewerOneForItsTargetBehindItIsSuperseded() async {
+        let lanes = ActivityLanes()
+        let log = Log()
+        let phone = PushTarget.device(token: "aa", kind: .update)
+        let tablet = PushTarget.device(token: "bb", kind: .update)
+        let tickets = (0..<6).map { _ in lanes.enter(activity: "ride-1") }
+        lanes.noteUpdate(tickets[0], target: phone, sequence: 1)
+        lanes.noteUpdate(tickets[1], target: phone, sequence: 2)
+        lanes.noteUpdate(tickets[2], target: tablet, sequence: 2)
+        // tickets[3] is the end: not an update, never noted.
+        lanes.noteUpdate(tickets[4], target: phone, sequence: 3)
+        lanes.noteUpdate(tickets[5], target: phone, sequence: 0)
+        for (index, ticket) in tickets.enumerated() {
+            await lanes.run(ticket) { superseded in log.append("\(index):\(superseded)") }
+        }
+        #expect(log.all == ["0:true", "1:true", "2:false", "3:false", "4:false", "5:false"])
         #expect(lanes.activeCount == 0)
     }
 }

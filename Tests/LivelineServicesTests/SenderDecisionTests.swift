@@ -55,6 +55,13 @@ import Testing
         #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: now) == .send)
         #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 1, lastAppliedMilliseconds: now) == .superseded)
         #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 1, lastAppliedMilliseconds: now - 5_000) == .send)
+        // A newer update for the target queued behind it: superseded on a first send too,
+        // but an end never.
+        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: nil, newerUpdateQueued: true)
+            == .superseded)
+        job.event = .end
+        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: nil, newerUpdateQueued: true)
+            == .send)
     }
 
     @Test func throttleBackoffDoublesPerTokenAndClearsOnDelivery() {

@@ -101,7 +101,10 @@ struct SenderHarness {
                 AMQPMessage(
                     exchange: topology.pushExchange, routingKey: "\(job.domain).push",
                     body: job.encoded(),
-                    properties: AMQPProperties(contentType: "application/json", headers: headers, messageID: job.jobId)
+                    properties: AMQPProperties(
+                        contentType: "application/json",
+                        headers: headers.merging([TranslatorHeaders.activity: .string(job.activityId)]) { given, _ in given },
+                        messageID: job.jobId)
                 )
             }
         )

@@ -1,3 +1,4 @@
+import LivelineCore
 import Synchronization
 
 /// Keeps one activity's sends in queue order while different activities go in parallel.
@@ -8,8 +9,13 @@ import Synchronization
 /// for each delivery, in queue order (``enter(activity:)``), and the send's task runs
 /// only when the sends before it in the lane finished (``run(_:_:)``).
 ///
+/// The lane also coalesces a backlog: an update whose turn comes while a newer update for
+/// the same target already waits behind it is superseded, so it is not sent (DESIGN §4).
+/// Fifty queued updates of one ride reach the device as the one in flight and the newest,
+/// not fifty pushes, and each skipped one is counted and traced.
+///
 /// A lane exists only while its activity has sends in flight; the common case (no other
-/// send of the activity in flight) costs two locks and no task or continuation.
+/// send of the activity in flight) costs three locks and no task or continuation.
 final class ActivityLanes: Sendable {
     /// A place in an activity's lane.
     struct Ticket: Sendable {
@@ -23,6 +29,14 @@ final class ActivityLanes: Sendable {
         var line: [UInt64] = []
         /// Tickets whose task waits for its turn.
         var waiting: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        /// The updates in line, by ticket: where each goes and its sequence.
+        var updates: [UInt64: (target: PushTarget, sequence: Int64)] = [:]
+
+        /// Whether a ticket after `number` carries a newer update for the same target.
+        func isSuperseded(_ number: UInt64) -> Bool {
+            guard let mine = updates[number] else { return false }
+            return updates.contains { $0.key > number && $0.value.target == mine.target && $0.value.sequence > mine.sequence }
+        }
     }
 
     private struct State {
@@ -43,9 +57,18 @@ final class ActivityLanes: Sendable {
         }
     }
 
+    /// Says that the ticket's job is an update for `target` with `sequence` (its event
+    /// time), so earlier updates of the same target still in line are superseded by it.
+    /// Call before ``run(_:_:)``; ends and starts are never noted, so never coalesced.
+    func noteUpdate(_ ticket: Ticket, target: PushTarget, sequence: Int64) {
+        guard let activity = ticket.activity else { return }
+        state.withLock { $0.lanes[activity]?.updates[ticket.number] = (target, sequence) }
+    }
+
     /// Runs `work` once every earlier ticket of the lane finished, then lets the next run.
-    func run(_ ticket: Ticket, _ work: () async -> Void) async {
-        guard let activity = ticket.activity else { return await work() }
+    /// `work` is told whether a newer update for its target waits behind it.
+    func run(_ ticket: Ticket, _ work: (_ superseded: Bool) async -> Void) async {
+        guard let activity = ticket.activity else { return await work(false) }
         if !ticket.isFirst {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let runNow = state.withLock { state -> Bool in
@@ -57,10 +80,12 @@ final class ActivityLanes: Sendable {
                 if runNow { continuation.resume() }
             }
         }
-        await work()
+        let superseded = state.withLock { $0.lanes[activity]?.isSuperseded(ticket.number) ?? false }
+        await work(superseded)
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard var lane = state.lanes[activity] else { return nil }
             lane.line.removeFirst()
+            lane.updates[ticket.number] = nil
             guard let following = lane.line.first else {
                 state.lanes[activity] = nil
                 return nil

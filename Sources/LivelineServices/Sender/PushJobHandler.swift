@@ -35,9 +35,12 @@ struct PushJobHandler: Sendable {
         var deaths: AMQPFieldValue? = nil
     }
 
-    func handle(_ delivery: AMQPDelivery) async {
+    /// Takes the delivery to its end. `job` is its body decoded (or why it is not a job);
+    /// `newerUpdateQueued` says a newer update for the same target waits behind it in this
+    /// sender, which supersedes it.
+    func handle(_ delivery: AMQPDelivery, job: Result<PushJob, any Error>, newerUpdateQueued: Bool = false) async {
         do {
-            let traced = try await process(delivery)
+            let traced = try await process(delivery, job: job, newerUpdateQueued: newerUpdateQueued)
             traces.append(traced) { delivery.ack() }
         } catch {
             metrics.recordFailed()
@@ -50,7 +53,9 @@ struct PushJobHandler: Sendable {
     }
 
     /// Sends and records the outcome; returns its trace entries, to be committed before the ack.
-    private func process(_ delivery: AMQPDelivery) async throws -> [TraceEntry] {
+    private func process(
+        _ delivery: AMQPDelivery, job decoded: Result<PushJob, any Error>, newerUpdateQueued: Bool
+    ) async throws -> [TraceEntry] {
         let now = EventTime(Date())
         let headers = delivery.properties.headers
         let attempt = Attempt(
@@ -66,7 +71,7 @@ struct PushJobHandler: Sendable {
 
         let job: PushJob
         do {
-            job = try PushJob(json: delivery.body)
+            job = try decoded.get()
         } catch {
             return try await deadLetter(
                 body: delivery.body, job: nil, attempt: attempt,
@@ -100,12 +105,14 @@ struct PushJobHandler: Sendable {
             lastApplied = Int64((lastEventAt.timeIntervalSince1970 * 1000).rounded())
         }
         let gate = SendGate.decide(
-            job, nowMilliseconds: now.millisecondsSince1970, attempt: attempt.count, lastAppliedMilliseconds: lastApplied
+            job, nowMilliseconds: now.millisecondsSince1970, attempt: attempt.count, lastAppliedMilliseconds: lastApplied,
+            newerUpdateQueued: newerUpdateQueued
         )
         if let dropReason = gate.dropReason {
             metrics.dropped(reason: dropReason)
             metrics.finished("dropped", reason: dropReason)
-            return [trace(job, .dropped, "\(dropReason): not sent (attempt \(attempt.count + 1))")]
+            let why = newerUpdateQueued && gate == .superseded ? "; a newer update for the same target is queued" : ""
+            return [trace(job, .dropped, "\(dropReason): not sent (attempt \(attempt.count + 1)\(why))")]
         }
 
         let destination: Destination

@@ -7,8 +7,10 @@ public enum SendGate: Hashable, Sendable {
     case send
     /// Its stale date passed: the device would show it as outdated anyway.
     case expired
-    /// A newer event for the activity was already applied, so this retried update would
-    /// only roll the activity back.
+    /// A newer event for the activity was already applied (this retried update would only
+    /// roll the activity back), or a newer update for the same target is queued behind it
+    /// (a backlog: sending both would spend a push, and maybe budget, on a state the device
+    /// shows for milliseconds).
     case superseded
 
     /// Why it was dropped, for metrics and traces.
@@ -31,11 +33,15 @@ public enum SendGate: Hashable, Sendable {
     ///     because a first send is as new as the translator made it.
     ///   - lastAppliedMilliseconds: the activity's last applied event time in Unix ms,
     ///     when known (only looked up on retries).
+    ///   - newerUpdateQueued: a newer update for the same target waits behind this one in
+    ///     the sender, on a first send as on a retry.
     public static func decide(
-        _ job: PushJob, nowMilliseconds: Int64, attempt: Int, lastAppliedMilliseconds: Int64?
+        _ job: PushJob, nowMilliseconds: Int64, attempt: Int, lastAppliedMilliseconds: Int64?,
+        newerUpdateQueued: Bool = false
     ) -> SendGate {
         guard job.event == .update else { return .send }
         if let expiration = job.expiration, expiration * 1000 <= nowMilliseconds { return .expired }
+        if newerUpdateQueued { return .superseded }
         if attempt >= 1, let lastApplied = lastAppliedMilliseconds, lastApplied > job.sequence { return .superseded }
         return .send
     }

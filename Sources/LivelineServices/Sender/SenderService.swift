@@ -1,6 +1,7 @@
 import Foundation
 import LivelineAMQP
 import LivelineAPNs
+import LivelineCore
 import LivelineLogging
 import LivelineMessaging
 import Logging
@@ -130,7 +131,15 @@ public final class SenderService: Service {
                     let ticket = lanes.enter(activity: delivery.properties.headers[SenderHeaders.activity]?.stringValue)
                     health.began()
                     group.addTask {
-                        await lanes.run(ticket) { await handler.handle(delivery) }
+                        // Decoded before the job waits for its turn, so the jobs ahead of it
+                        // in the lane can see that it supersedes them.
+                        let job = Result { try PushJob(json: delivery.body) }
+                        if case .success(let job) = job, job.event == .update {
+                            lanes.noteUpdate(ticket, target: job.target, sequence: job.sequence)
+                        }
+                        await lanes.run(ticket) { superseded in
+                            await handler.handle(delivery, job: job, newerUpdateQueued: superseded)
+                        }
                         health.finished()
                     }
                 }
