@@ -59,25 +59,32 @@ private final class Log: Sendable {
         #expect(lanes.activeCount == 0)
     }
 
-    /// A backlog: an update whose turn comes while a newer update for the same target waits
-    /// behind it is superseded. Other targets, ends (never noted) and older updates that
-    /// arrive late supersede nothing.
-    @Test func anUpdateWithANewerOneForItsTargetBehindItIsSuperseded() async {
+    /// A backlog: an update whose turn comes while a newer job for the same target waits
+    /// behind it is superseded, by an update or an end. Another target's jobs and older jobs
+    /// that arrive late supersede nothing, and an end is never superseded.
+    @Test func anUpdateWithANewerJobForItsTargetBehindItIsSuperseded() async {
         let lanes = ActivityLanes()
         let log = Log()
         let phone = PushTarget.device(token: "aa", kind: .update)
         let tablet = PushTarget.device(token: "bb", kind: .update)
-        let tickets = (0..<6).map { _ in lanes.enter(activity: "ride-1") }
-        lanes.noteUpdate(tickets[0], target: phone, sequence: 1)
-        lanes.noteUpdate(tickets[1], target: phone, sequence: 2)
-        lanes.noteUpdate(tickets[2], target: tablet, sequence: 2)
-        // tickets[3] is the end: not an update, never noted.
-        lanes.noteUpdate(tickets[4], target: phone, sequence: 3)
-        lanes.noteUpdate(tickets[5], target: phone, sequence: 0)
+        let jobs = [
+            makeJob(target: phone, activityID: "ride-1", sequence: 1),
+            makeJob(target: phone, activityID: "ride-1", sequence: 2),
+            makeJob(target: tablet, activityID: "ride-1", sequence: 2),
+            makeJob(target: phone, activityID: "ride-1", sequence: 3),
+            makeJob(target: phone, activityID: "ride-1", sequence: 0),
+            makeJob(target: tablet, activityID: "ride-1", event: .end, sequence: 4, isTerminal: true),
+            makeJob(target: phone, activityID: "ride-1", event: .end, sequence: 1, isTerminal: true),
+        ]
+        let tickets = jobs.map { job in
+            let ticket = lanes.enter(activity: "ride-1")
+            lanes.note(ticket, job: job)
+            return ticket
+        }
         for (index, ticket) in tickets.enumerated() {
             await lanes.run(ticket) { superseded in log.append("\(index):\(superseded)") }
         }
-        #expect(log.all == ["0:true", "1:true", "2:false", "3:false", "4:false", "5:false"])
+        #expect(log.all == ["0:true", "1:true", "2:true", "3:false", "4:true", "5:false", "6:false"])
         #expect(lanes.activeCount == 0)
     }
 }

@@ -176,7 +176,7 @@ import Testing
             let delivered = harness.simulator.deliveries(toDevice: token).map(\.apnsID).map { $0.lowercased() }
             #expect(delivered == [jobs[0], jobs[49]].map { $0.apnsId.uuidString.lowercased() }, "the one in flight, then the newest")
             let trace = try await harness.store.trace(activityID: activity, limit: 100)
-            #expect(trace.filter { $0.kind == .dropped && $0.detail.contains("a newer update for the same target is queued") }.count == 48)
+            #expect(trace.filter { $0.kind == .dropped && $0.detail.contains("a newer job for the same target is queued") }.count == 48)
             #expect(try await harness.messageCount(harness.topology.deadQueue) == 0)
         }
     }

@@ -9,8 +9,9 @@ import Synchronization
 /// for each delivery, in queue order (``enter(activity:)``), and the send's task runs
 /// only when the sends before it in the lane finished (``run(_:_:)``).
 ///
-/// The lane also coalesces a backlog: an update whose turn comes while a newer update for
-/// the same target already waits behind it is superseded, so it is not sent (DESIGN §4).
+/// The lane also coalesces a backlog: an update whose turn comes while a newer job for the
+/// same target already waits behind it is superseded (``PushJob/supersedes(_:)``), so it
+/// is not sent (DESIGN §4).
 /// Fifty queued updates of one ride reach the device as the one in flight and the newest,
 /// not fifty pushes, and each skipped one is counted and traced.
 ///
@@ -29,13 +30,13 @@ final class ActivityLanes: Sendable {
         var line: [UInt64] = []
         /// Tickets whose task waits for its turn.
         var waiting: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        /// The updates in line, by ticket: where each goes and its sequence.
-        var updates: [UInt64: (target: PushTarget, sequence: Int64)] = [:]
+        /// The jobs in line, by ticket.
+        var jobs: [UInt64: PushJob] = [:]
 
-        /// Whether a ticket after `number` carries a newer update for the same target.
+        /// Whether a job after ticket `number` supersedes its job.
         func isSuperseded(_ number: UInt64) -> Bool {
-            guard let mine = updates[number] else { return false }
-            return updates.contains { $0.key > number && $0.value.target == mine.target && $0.value.sequence > mine.sequence }
+            guard let mine = jobs[number], mine.event == .update else { return false }
+            return jobs.contains { $0.key > number && $0.value.supersedes(mine) }
         }
     }
 
@@ -57,16 +58,15 @@ final class ActivityLanes: Sendable {
         }
     }
 
-    /// Says that the ticket's job is an update for `target` with `sequence` (its event
-    /// time), so earlier updates of the same target still in line are superseded by it.
-    /// Call before ``run(_:_:)``; ends and starts are never noted, so never coalesced.
-    func noteUpdate(_ ticket: Ticket, target: PushTarget, sequence: Int64) {
+    /// Says which job the ticket carries, so the earlier updates in line that it
+    /// supersedes are not sent. Call before ``run(_:_:)``.
+    func note(_ ticket: Ticket, job: PushJob) {
         guard let activity = ticket.activity else { return }
-        state.withLock { $0.lanes[activity]?.updates[ticket.number] = (target, sequence) }
+        state.withLock { $0.lanes[activity]?.jobs[ticket.number] = job }
     }
 
     /// Runs `work` once every earlier ticket of the lane finished, then lets the next run.
-    /// `work` is told whether a newer update for its target waits behind it.
+    /// `work` is told whether a job that supersedes its own waits behind it.
     func run(_ ticket: Ticket, _ work: (_ superseded: Bool) async -> Void) async {
         guard let activity = ticket.activity else { return await work(false) }
         if !ticket.isFirst {
@@ -85,7 +85,7 @@ final class ActivityLanes: Sendable {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard var lane = state.lanes[activity] else { return nil }
             lane.line.removeFirst()
-            lane.updates[ticket.number] = nil
+            lane.jobs[ticket.number] = nil
             guard let following = lane.line.first else {
                 state.lanes[activity] = nil
                 return nil

@@ -36,8 +36,8 @@ struct PushJobHandler: Sendable {
     }
 
     /// Takes the delivery to its end. `job` is its body decoded (or why it is not a job);
-    /// `newerUpdateQueued` says a newer update for the same target waits behind it in this
-    /// sender, which supersedes it.
+    /// `newerUpdateQueued` says a job that supersedes it (a newer update or end for the same
+    /// target) waits behind it in this sender.
     func handle(_ delivery: AMQPDelivery, job: Result<PushJob, any Error>, newerUpdateQueued: Bool = false) async {
         do {
             let traced = try await process(delivery, job: job, newerUpdateQueued: newerUpdateQueued)
@@ -111,7 +111,7 @@ struct PushJobHandler: Sendable {
         if let dropReason = gate.dropReason {
             metrics.dropped(reason: dropReason)
             metrics.finished("dropped", reason: dropReason)
-            let why = newerUpdateQueued && gate == .superseded ? "; a newer update for the same target is queued" : ""
+            let why = newerUpdateQueued && gate == .superseded ? "; a newer job for the same target is queued" : ""
             return [trace(job, .dropped, "\(dropReason): not sent (attempt \(attempt.count + 1)\(why))")]
         }
 

@@ -8,8 +8,8 @@ public enum SendGate: Hashable, Sendable {
     /// Its stale date passed: the device would show it as outdated anyway.
     case expired
     /// A newer event for the activity was already applied (this retried update would only
-    /// roll the activity back), or a newer update for the same target is queued behind it
-    /// (a backlog: sending both would spend a push, and maybe budget, on a state the device
+    /// roll the activity back), or a newer job for the same target is queued behind it (a
+    /// backlog: sending both would spend a push, and maybe budget, on a state the device
     /// shows for milliseconds).
     case superseded
 
@@ -33,8 +33,8 @@ public enum SendGate: Hashable, Sendable {
     ///     because a first send is as new as the translator made it.
     ///   - lastAppliedMilliseconds: the activity's last applied event time in Unix ms,
     ///     when known (only looked up on retries).
-    ///   - newerUpdateQueued: a newer update for the same target waits behind this one in
-    ///     the sender, on a first send as on a retry.
+    ///   - newerUpdateQueued: a job that supersedes this one waits behind it in the sender
+    ///     (``PushJob/supersedes(_:)``), on a first send as on a retry.
     public static func decide(
         _ job: PushJob, nowMilliseconds: Int64, attempt: Int, lastAppliedMilliseconds: Int64?,
         newerUpdateQueued: Bool = false

@@ -134,9 +134,7 @@ public final class SenderService: Service {
                         // Decoded before the job waits for its turn, so the jobs ahead of it
                         // in the lane can see that it supersedes them.
                         let job = Result { try PushJob(json: delivery.body) }
-                        if case .success(let job) = job, job.event == .update {
-                            lanes.noteUpdate(ticket, target: job.target, sequence: job.sequence)
-                        }
+                        if case .success(let job) = job { lanes.note(ticket, job: job) }
                         await lanes.run(ticket) { superseded in
                             await handler.handle(delivery, job: job, newerUpdateQueued: superseded)
                         }
