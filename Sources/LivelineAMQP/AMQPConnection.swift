@@ -128,6 +128,11 @@ public final class AMQPConnection: Sendable {
         try await queueOperation(.count(queue))
     }
 
+    /// The number of consumers subscribed to a queue (a passive declare).
+    public func consumerCount(queue: String) async throws -> Int {
+        try await queueOperation(.consumers(queue))
+    }
+
     /// Removes every ready message from a queue and returns how many there were.
     @discardableResult
     public func purge(queue: String) async throws -> Int {
@@ -260,6 +265,7 @@ final class ConsumerRecord: @unchecked Sendable {
 
 enum QueueOperation: Sendable {
     case count(String)
+    case consumers(String)
     case purge(String)
     case deleteQueue(String)
     case deleteExchange(String)

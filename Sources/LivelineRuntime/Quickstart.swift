@@ -133,6 +133,14 @@ public struct Quickstart: Sendable {
 
         let report = try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
+            // Each step is meant to be its own push: published before the sender consumes,
+            // the first steps would wait in liveline.send together and be coalesced.
+            let ready = ContinuousClock.now + .seconds(30)
+            for queue in [topology.translateQueue, topology.sendQueue] {
+                while try await producer.consumerCount(queue: queue) == 0, ContinuousClock.now < ready {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
             let publisher = EventPublisher(connection: producer, source: "//quickstart.liveline", topology: topology)
             try await scenario.publish(with: publisher, badEventTo: topology.eventsExchange)
 

@@ -137,8 +137,10 @@ struct AMQPIntegrationTests {
             #expect(deliveries.allSatisfy { !$0.redelivered && $0.properties.persistent })
             #expect(deliveries[7].properties.messageID == "id-7")
             #expect(deliveries[7].properties.contentType == "text/plain")
+            #expect(try await connection.consumerCount(queue: queue) == 1)
             await consumer.close()
             #expect(try await connection.messageCount(queue: queue) == 0)
+            #expect(try await connection.consumerCount(queue: queue) == 0)
             try await connection.delete(queue: queue)
             await connection.close()
         }

@@ -172,6 +172,7 @@ import Testing
             try await eventually("48 updates dropped as superseded") {
                 harness.metrics.total("liveline_sender_dropped_total", [("reason", "superseded")]) == 48
             }
+            try await eventually("the newest delivered") { harness.simulator.deliveries(toDevice: token).count >= 2 }
             try await eventually("every job acked") { try await harness.messageCount(harness.topology.sendQueue) == 0 }
             let delivered = harness.simulator.deliveries(toDevice: token).map(\.apnsID).map { $0.lowercased() }
             #expect(delivered == [jobs[0], jobs[49]].map { $0.apnsId.uuidString.lowercased() }, "the one in flight, then the newest")

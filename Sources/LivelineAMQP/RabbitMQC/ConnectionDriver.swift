@@ -595,9 +595,10 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         arena.reset()
         defer { arena.reset() }
         switch operation {
-        case .count(let queue):
+        case .count(let queue), .consumers(let queue):
             let ok = amqp_queue_declare(connection, channel, arena.bytes(queue), 1, 0, 0, 0, amqp_empty_table)
             try check(reply: amqp_get_rpc_reply(connection), channel: channel, "inspect queue \(queue)")
+            if case .consumers = operation { return Int(ok?.pointee.consumer_count ?? 0) }
             return Int(ok?.pointee.message_count ?? 0)
         case .purge(let queue):
             let ok = amqp_queue_purge(connection, channel, arena.bytes(queue))
