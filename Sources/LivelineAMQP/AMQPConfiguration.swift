@@ -14,9 +14,15 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
         public var host: String
         public var port: Int
 
+        /// `host` may be an IPv6 address, with or without its URL brackets.
         public init(host: String, port: Int) {
-            self.host = host
+            self.host = Self.unbracketed(host)
             self.port = port
+        }
+
+        /// `[::1]` as a URL writes it is `::1` to the resolver.
+        static func unbracketed(_ host: String) -> String {
+            host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         }
 
         public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
@@ -162,7 +168,7 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
         }
 
         self.init(
-            host: components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1",
+            host: components.host.map(Broker.unbracketed).flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1",
             port: components.port,
             virtualHost: vhost,
             username: components.user?.removingPercentEncoding ?? "guest",
@@ -176,7 +182,7 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
             guard let parts = URLComponents(string: "\(scheme)://\(text)"), let host = parts.host, !host.isEmpty,
                 parts.path.isEmpty, parts.user == nil
             else {
-                throw AMQPError(.invalidArgument, "broker '\(text)' in the URL is not host or host:port")
+                throw AMQPError(.invalidArgument, "broker #\(brokers.count + 1) in the URL is not host or host:port")
             }
             brokers.append(Broker(host: host, port: parts.port ?? (tls == nil ? 5672 : 5671)))
         }
@@ -193,6 +199,11 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
         let hostsStart = authority.lastIndex(of: "@").map { authority.index(after: $0) } ?? authority.startIndex
         let hosts = authority[hostsStart...].split(separator: ",", omittingEmptySubsequences: false)
         guard hosts.count > 1 else { return (url, []) }
+        // An '@' after the authority means credentials with a raw '/' or '?': the split above
+        // would have cut them, and the pieces would show in logs as hosts.
+        if url[authorityEnd...].prefix(while: { $0 != "?" }).contains("@") {
+            throw AMQPError(.invalidArgument, "percent-encode the user name and password ('/' is %2F, '@' is %40)")
+        }
         if hosts.contains(where: \.isEmpty) {
             throw AMQPError(.invalidArgument, "the URL's broker list has an empty entry")
         }

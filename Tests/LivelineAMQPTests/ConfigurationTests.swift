@@ -43,6 +43,12 @@ import Testing
         #expect(try AMQPConfiguration(url: "amqp://h1:1,h2").brokers.map(\.port) == [1, 5672])
         #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "amqp://h1,,h2/") }
         #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "amqp://h1,h2:port/") }
+        // A raw '/' in a password would otherwise split it into hosts that logs show.
+        #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "amqp://u:1,x/y@h1/v") }
+        #expect(try AMQPConfiguration(url: "amqp://u:1%2Cx%2Fy@h1,h2/v").password == "1,x/y")
+        let ipv6 = try AMQPConfiguration(url: "amqp://[::1]:5673,[fe80::2]/")
+        #expect(ipv6.brokers == [.init(host: "::1", port: 5673), .init(host: "fe80::2", port: 5672)])
+        #expect(ipv6.description == "amqp://guest@[::1]:5673,[fe80::2]:5672/%2F")
     }
 
     @Test func rejectsOtherSchemesAndBadNumbers() {

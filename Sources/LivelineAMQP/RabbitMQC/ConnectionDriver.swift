@@ -58,6 +58,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     private var broker: AMQPConfiguration.Broker { configuration.brokers[brokerIndex] }
 
     init(configuration: AMQPConfiguration, logger: Logger) throws(AMQPError) {
+        guard !configuration.brokers.isEmpty else { throw AMQPError(.invalidArgument, "no broker to connect to") }
         let fd = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
         guard fd >= 0 else { throw AMQPError(.connectionFailed, "eventfd failed: errno \(errno)") }
         self.wakeFD = fd
