@@ -57,10 +57,10 @@ import Testing
         #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 1, lastAppliedMilliseconds: now - 5_000) == .send)
         // A newer update for the target queued behind it: superseded on a first send too,
         // but an end never.
-        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: nil, newerUpdateQueued: true)
+        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: nil, newerJobQueued: true)
             == .superseded)
         job.event = .end
-        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: nil, newerUpdateQueued: true)
+        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: nil, newerJobQueued: true)
             == .send)
     }
 

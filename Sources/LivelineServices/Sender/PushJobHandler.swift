@@ -36,11 +36,11 @@ struct PushJobHandler: Sendable {
     }
 
     /// Takes the delivery to its end. `job` is its body decoded (or why it is not a job);
-    /// `newerUpdateQueued` says a job that supersedes it (a newer update or end for the same
+    /// `newerJobQueued` says a job that supersedes it (a newer update or end for the same
     /// target) waits behind it in this sender.
-    func handle(_ delivery: AMQPDelivery, job: Result<PushJob, any Error>, newerUpdateQueued: Bool = false) async {
+    func handle(_ delivery: AMQPDelivery, job: Result<PushJob, any Error>, newerJobQueued: Bool = false) async {
         do {
-            let traced = try await process(delivery, job: job, newerUpdateQueued: newerUpdateQueued)
+            let traced = try await process(delivery, job: job, newerJobQueued: newerJobQueued)
             traces.append(traced) { delivery.ack() }
         } catch {
             metrics.recordFailed()
@@ -54,7 +54,7 @@ struct PushJobHandler: Sendable {
 
     /// Sends and records the outcome; returns its trace entries, to be committed before the ack.
     private func process(
-        _ delivery: AMQPDelivery, job decoded: Result<PushJob, any Error>, newerUpdateQueued: Bool
+        _ delivery: AMQPDelivery, job decoded: Result<PushJob, any Error>, newerJobQueued: Bool
     ) async throws -> [TraceEntry] {
         let now = EventTime(Date())
         let headers = delivery.properties.headers
@@ -89,15 +89,7 @@ struct PushJobHandler: Sendable {
             )
         }
 
-        if case .device(let token, _, _) = job.target, let remaining = backoff.remaining(for: token) {
-            // Sending now would only earn another 429 and lengthen the device's throttle.
-            return try await retry(
-                .deferral(attempt: attempt.count, tiers: tiers, wait: remaining), body: delivery.body,
-                messageID: delivery.properties.messageID, job: job, attempt: attempt,
-                reason: "token backing off after TooManyRequests, not sent", apnsReason: "TooManyRequests"
-            )
-        }
-
+        // Before the back-off: a job not worth sending is dropped, not parked in a tier.
         var lastApplied: Int64?
         if SendGate.needsLastApplied(job, attempt: attempt.count),
             let lastEventAt = try await store.activity(id: job.activityId)?.lastEventAt
@@ -106,13 +98,22 @@ struct PushJobHandler: Sendable {
         }
         let gate = SendGate.decide(
             job, nowMilliseconds: now.millisecondsSince1970, attempt: attempt.count, lastAppliedMilliseconds: lastApplied,
-            newerUpdateQueued: newerUpdateQueued
+            newerJobQueued: newerJobQueued
         )
         if let dropReason = gate.dropReason {
             metrics.dropped(reason: dropReason)
             metrics.finished("dropped", reason: dropReason)
-            let why = newerUpdateQueued && gate == .superseded ? "; a newer job for the same target is queued" : ""
+            let why = newerJobQueued && gate == .superseded ? "; a newer job for the same target is queued" : ""
             return [trace(job, .dropped, "\(dropReason): not sent (attempt \(attempt.count + 1)\(why))")]
+        }
+
+        if case .device(let token, _, _) = job.target, let remaining = backoff.remaining(for: token) {
+            // Sending now would only earn another 429 and lengthen the device's throttle.
+            return try await retry(
+                .deferral(attempt: attempt.count, tiers: tiers, wait: remaining), body: delivery.body,
+                messageID: delivery.properties.messageID, job: job, attempt: attempt,
+                reason: "token backing off after TooManyRequests, not sent", apnsReason: "TooManyRequests"
+            )
         }
 
         let destination: Destination

@@ -33,15 +33,15 @@ public enum SendGate: Hashable, Sendable {
     ///     because a first send is as new as the translator made it.
     ///   - lastAppliedMilliseconds: the activity's last applied event time in Unix ms,
     ///     when known (only looked up on retries).
-    ///   - newerUpdateQueued: a job that supersedes this one waits behind it in the sender
+    ///   - newerJobQueued: a job that supersedes this one waits behind it in the sender
     ///     (``PushJob/supersedes(_:)``), on a first send as on a retry.
     public static func decide(
         _ job: PushJob, nowMilliseconds: Int64, attempt: Int, lastAppliedMilliseconds: Int64?,
-        newerUpdateQueued: Bool = false
+        newerJobQueued: Bool = false
     ) -> SendGate {
         guard job.event == .update else { return .send }
         if let expiration = job.expiration, expiration * 1000 <= nowMilliseconds { return .expired }
-        if newerUpdateQueued { return .superseded }
+        if newerJobQueued { return .superseded }
         if attempt >= 1, let lastApplied = lastAppliedMilliseconds, lastApplied > job.sequence { return .superseded }
         return .send
     }

@@ -136,7 +136,7 @@ public final class SenderService: Service {
                         let job = Result { try PushJob(json: delivery.body) }
                         if case .success(let job) = job { lanes.note(ticket, job: job) }
                         await lanes.run(ticket) { superseded in
-                            await handler.handle(delivery, job: job, newerUpdateQueued: superseded)
+                            await handler.handle(delivery, job: job, newerJobQueued: superseded)
                         }
                         health.finished()
                     }
