@@ -73,6 +73,9 @@ struct E2EBenchmark: AsyncParsableCommand {
         }
         try await Drain.wait(for: pipeline, load: load, timeout: .seconds(drainTimeout))
         let after = meter.sample(pipeline.workers)
+        // The last memory sample while the workers still run: later ones would miss them.
+        sampling?.cancel()
+        if sampling != nil { memory.record(after) }
         let stages = try await Stage.means(of: pipeline.workers)
         // A graceful stop flushes the workers' traces, which the ledger reads.
         pipeline.stopWorkers()
@@ -296,9 +299,12 @@ final class MemorySamples: Sendable {
     func sample(every interval: Duration, pipeline: Pipeline, meter: UsageMeter) async throws {
         while true {
             try await Task.sleep(for: interval)
-            let usage = meter.sample(pipeline.workers)
-            samples.withLock { $0.append((Date().timeIntervalSince1970, usage)) }
+            record(meter.sample(pipeline.workers))
         }
+    }
+
+    func record(_ usage: [String: ProcessUsage.Snapshot]) {
+        samples.withLock { $0.append((Date().timeIntervalSince1970, usage)) }
     }
 
     /// Resident MiB of each process at the first sample at or after `time` (else the last).
