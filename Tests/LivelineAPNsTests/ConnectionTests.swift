@@ -79,10 +79,13 @@ struct ConnectionTests {
             simulator.injectFault(.resetConnection, forDevice: killer, times: 1)
 
             async let slowResults = sendAll(slow, via: client)
-            // The reset must find slow requests in flight. Under a loaded CI machine 100 ms was
-            // sometimes too short for them to reach the server, so they wait longer and the
-            // server holds them longer (see the latency above).
-            try await Task.sleep(for: .milliseconds(500))
+            // The reset must find slow requests in flight. A fixed wait (100 ms, then 500 ms) was
+            // sometimes too short on a loaded CI machine, so wait until the server counted
+            // them all: it holds each for 3 s after that.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while simulator.statistics.requests < slow.count, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             let killerResult = await outcome(
                 of: APNsLiveActivityPush(deviceToken: killer, payload: liveActivityPayload(), priority: .low),
                 via: client
