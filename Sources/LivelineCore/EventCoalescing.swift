@@ -23,23 +23,56 @@ public struct CoalescedBatch: Hashable, Sendable {
 extension Translator {
     /// Coalesces a batch (see ``CoalescedBatch``). Pure; order of kept events is kept.
     public func coalesce(_ events: [DomainEvent]) -> CoalescedBatch {
-        var newest: [String: DomainEvent] = [:]
-        for event in events {
-            let key = event.domain + "\u{0}" + event.activityId
-            if let current = newest[key], current.time >= event.time { continue }
-            newest[key] = event
-        }
+        let newest = Self.newestByActivity(events)
         var batch = CoalescedBatch(kept: [], superseded: [])
         for event in events {
-            let key = event.domain + "\u{0}" + event.activityId
-            let isTerminal = domains[event.domain]?.configuration.policy.policy(for: event.status).isTerminal ?? false
-            if let winner = newest[key], winner.id != event.id, winner.time > event.time,
-               !isTerminal, event.attributes == nil {
+            if let winner = newest[Self.coalescingKey(event)], winner.id != event.id, winner.time > event.time,
+               isCoalescible(event) {
                 batch.superseded.append(.init(event: event, supersededBy: winner.id))
             } else {
                 batch.kept.append(event)
             }
         }
         return batch
+    }
+
+    /// The events of a batch that a later batch already received makes pointless: plain
+    /// updates with a newer event for the same activity in `later`. Maps each such event's
+    /// id to the id of the newer event. Pure.
+    ///
+    /// Under a backlog the next batch is parsed while this one is planned, so an update
+    /// that is stale before it leaves need not be published at all. Dropping it is safe
+    /// even if the later batch fails: that batch is redelivered, and its full state is newer.
+    public func supersededAhead(_ events: [DomainEvent], by later: [DomainEvent]) -> [String: String] {
+        guard !later.isEmpty else { return [:] }
+        let newest = Self.newestByActivity(later)
+        var superseded: [String: String] = [:]
+        for event in events {
+            if let winner = newest[Self.coalescingKey(event)], winner.time > event.time, isCoalescible(event) {
+                superseded[event.id] = winner.id
+            }
+        }
+        return superseded
+    }
+
+    /// Terminal events must be sent, and an event with `attributes` may be the only source of
+    /// what a push-to-start needs.
+    private func isCoalescible(_ event: DomainEvent) -> Bool {
+        let isTerminal = domains[event.domain]?.configuration.policy.policy(for: event.status).isTerminal ?? false
+        return !isTerminal && event.attributes == nil
+    }
+
+    private static func coalescingKey(_ event: DomainEvent) -> String {
+        event.domain + "\u{0}" + event.activityId
+    }
+
+    private static func newestByActivity(_ events: [DomainEvent]) -> [String: DomainEvent] {
+        var newest: [String: DomainEvent] = [:]
+        for event in events {
+            let key = coalescingKey(event)
+            if let current = newest[key], current.time >= event.time { continue }
+            newest[key] = event
+        }
+        return newest
     }
 }

@@ -38,4 +38,18 @@ struct CoalescingTests {
         let batch = translator.coalesce([tick, tick])
         #expect(batch.kept.count == 2)
     }
+
+    /// Across batches: only the current batch's plain updates with a newer event for the
+    /// same activity in the next batch; never an end, a start, or another activity's event.
+    @Test func aNewerEventInTheNextBatchSupersedesOnlyPlainUpdates() throws {
+        let tick = try Fixtures.event("ride-eta-tick")
+        let start = try Fixtures.event("ride-assigned")
+        let cancelled = try Fixtures.event("ride-cancelled")
+        let arrived = try Fixtures.event("ride-arrived")
+        let score = try Fixtures.event("score-clock")
+        #expect(translator.supersededAhead([tick, start, score], by: [arrived]) == [tick.id: arrived.id])
+        #expect(translator.supersededAhead([cancelled], by: [arrived]).isEmpty)
+        #expect(translator.supersededAhead([arrived], by: [tick]).isEmpty, "the next batch's event is older")
+        #expect(translator.supersededAhead([tick], by: []).isEmpty)
+    }
 }

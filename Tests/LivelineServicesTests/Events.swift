@@ -50,12 +50,14 @@ enum Events {
     }
 
     /// `steps` routine updates of each activity (user u-1), one second apart, interleaved
-    /// step by step; the newest state of each comes at `base + steps - 1` seconds.
-    static func interleavedRides(_ activities: [String], steps: Int) throws -> [LivelineEvent] {
+    /// step by step; the newest state of each comes at `base + steps - 1` seconds. With
+    /// `attributes`, each carries them, so none is coalesced away.
+    static func interleavedRides(_ activities: [String], steps: Int, attributes: Bool = false) throws -> [LivelineEvent] {
         try (0..<steps).flatMap { step in
             try activities.map { activity in
                 try LivelineEvent.ride(
                     activityId: activity, userId: "u-1", state: rideState(.driverEnRoute, distance: Double(steps - step)),
+                    attributes: attributes ? rideAttributes : nil,
                     id: "\(activity)-\(step)", time: base.addingTimeInterval(Double(step)))
             }
         }

@@ -236,7 +236,8 @@ struct TranslatorServiceTests {
     }
 
     /// Small batches, several of them awaiting confirms at once: an activity's jobs still
-    /// leave in event order, and its newest state is the last job.
+    /// leave in event order, and its newest state is the last job. Every event carries
+    /// attributes, so none is coalesced and all of them are jobs.
     @Test func jobsLeaveInEventOrderWhileBatchesOverlap() async throws {
         try await withBroker {
             let activities = (0..<4).map { "o-\($0)" }
@@ -245,23 +246,52 @@ struct TranslatorServiceTests {
                 for activity in activities {
                     try await harness.registerUpdateToken(Events.tokenA, activity: activity, user: "u-1")
                 }
-                let events = try Events.interleavedRides(activities, steps: perActivity)
+                let events = try Events.interleavedRides(activities, steps: perActivity, attributes: true)
                 try await harness.publisher.publish(contentsOf: events)
                 try await eventually("all events handled") {
                     let left = try await harness.control.messageCount(queue: harness.topology.translateQueue)
                     return left == 0 && harness.metrics.total("liveline_translator_events_received_total") == Int64(events.count)
                 }
                 let count = try await harness.control.messageCount(queue: harness.topology.sendQueue)
-                let consumer = try await harness.control.consume(queue: harness.topology.sendQueue, prefetch: 200)
+                let consumer = try await harness.control.consume(queue: harness.topology.sendQueue, prefetch: 1000)
                 let jobs = try await harness.jobs(count, consumer: consumer).map(\.job)
                 await consumer.close()
                 #expect(harness.metrics.total("liveline_translator_batches_failed_total") == 0)
                 for activity in activities {
                     let sequences = jobs.filter { $0.activityId == activity }.map(\.sequence)
-                    #expect(sequences.count > 1, "\(activity) should span several batches")
+                    #expect(sequences.count == perActivity, "\(activity): every event is a job")
                     #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count, "\(activity): \(sequences)")
                     #expect(sequences.last == Events.newestSequence(steps: perActivity))
                 }
+            }
+        }
+    }
+
+    /// A backlog of 50 updates for one ride, taken in batches of 5: an update is stored but
+    /// not sent when a newer one is in its own batch or in the next one, already parsed.
+    /// Every event is a job or a counted, traced drop, and the newest state is the last job.
+    @Test func aBacklogForOneRideIsCoalescedAcrossBatches() async throws {
+        try await withBroker {
+            let settings = TranslatorSettings(prefetch: 50, maxBatchSize: 5, linger: .milliseconds(20))
+            try await TranslatorHarness.run(settings: settings) { harness, _ in
+                try await harness.registerUpdateToken(Events.tokenA, activity: "b-1", user: "u-1")
+                let events = try Events.interleavedRides(["b-1"], steps: 50)
+                try await harness.publisher.publish(contentsOf: events)
+                func superseded() -> Int64 { harness.metrics.total("liveline_translator_events_dropped_total", [("reason", "superseded")]) }
+                try await eventually("all events handled") {
+                    let left = try await harness.control.messageCount(queue: harness.topology.translateQueue)
+                    return left == 0 && harness.metrics.total("liveline_translator_events_received_total") == 50
+                }
+                let count = try await harness.control.messageCount(queue: harness.topology.sendQueue)
+                let consumer = try await harness.control.consume(queue: harness.topology.sendQueue, prefetch: 60)
+                let sequences = try await harness.jobs(count, consumer: consumer).map(\.job.sequence)
+                await consumer.close()
+                #expect(Int64(sequences.count) + superseded() == 50, "each event sent or dropped: \(sequences.count) jobs")
+                #expect(sequences == sequences.sorted())
+                #expect(sequences.last == Events.newestSequence(steps: 50), "the newest state is sent last")
+                let trace = try await harness.store.trace(activityID: "b-1", limit: 100)
+                #expect(trace.contains { $0.kind == .dropped && $0.detail.contains("in the next batch") })
+                #expect(Int64(trace.count { $0.kind == .dropped && $0.detail.contains("superseded by") }) == superseded())
             }
         }
     }

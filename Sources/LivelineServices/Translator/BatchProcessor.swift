@@ -166,19 +166,29 @@ struct BatchProcessor: Sendable {
     }
 
     /// Stores a planned batch and turns its decisions into the messages to publish.
-    func store(_ planned: PlannedBatch) async throws -> PreparedBatch {
+    ///
+    /// - Parameter next: the next batch, when it is already parsed: an update that one of
+    ///   its events supersedes is stored (its state is the newest until then) but not sent.
+    func store(_ planned: PlannedBatch, next: ParsedBatch? = nil) async throws -> PreparedBatch {
         let plan = planned.plan
         let now = planned.now
         let encoder = JSONEncoder()
         var outgoing = planned.outgoing
         var dropped = planned.dropped
         var deadLettered = planned.deadLettered
+        var trace = planned.trace
         var phaseStart = ContinuousClock.now
 
         // 4. One transaction: every applied state and every decision's trace.
+        let supersededAhead = next.map { translator.supersededAhead(plan.entries.map(\.event), by: $0.coalesced.kept) } ?? [:]
+        for entry in plan.entries {
+            guard case .send = entry.decision, let newer = supersededAhead[entry.event.id] else { continue }
+            trace.append(TraceEntry(activityID: entry.event.activityId, at: now, kind: .dropped,
+                                    detail: "event \(entry.event.id): superseded by \(newer) in the next batch; stored, not sent"))
+        }
         var outcomes: [ChangeOutcome] = []
-        if !plan.changes.isEmpty || !planned.trace.isEmpty || !plan.trace.isEmpty {
-            outcomes = try await store.applyChanges(plan.changes, trace: planned.trace + plan.trace)
+        if !plan.changes.isEmpty || !trace.isEmpty || !plan.trace.isEmpty {
+            outcomes = try await store.applyChanges(plan.changes, trace: trace + plan.trace)
         }
         phaseStart = metrics.record(.apply, since: phaseStart)
 
@@ -190,6 +200,8 @@ struct BatchProcessor: Sendable {
             case .send(let send):
                 if let index = entry.changeIndex, index < outcomes.count, outcomes[index] != .applied {
                     dropped[outcomes[index] == .ended ? "ended-in-store" : "stale-in-store", default: 0] += 1
+                } else if supersededAhead[entry.event.id] != nil {
+                    dropped["superseded", default: 0] += 1
                 } else {
                     sends.append((entry, send))
                 }

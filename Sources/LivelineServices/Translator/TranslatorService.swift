@@ -7,6 +7,7 @@ import LivelineStore
 import Logging
 import Metrics
 import ServiceLifecycle
+import Synchronization
 
 /// The translator worker (DESIGN §1, §4): consumes CloudEvents from the translate queue,
 /// turns each into ActivityKit push jobs and publishes them to the push exchange, with
@@ -96,12 +97,14 @@ public struct TranslatorService: Service {
     private func processBatches(from batcher: DeliveryBatcher) async throws {
         try await withThrowingTaskGroup(of: Void.self) { inFlight in
             var batchesInFlight = 0
-            var next = receiveAndParse(from: batcher)
+            var ahead = ParsedAhead()
+            var next = receiveAndParse(from: batcher, into: ahead)
             var storing: (carryOver: BatchPlan.CarryOver, task: Task<(BatchProcessor.PreparedBatch, PublishReceipt), any Error>)?
             defer { next.cancel() }
 
             while let (batch, parsed, started) = try await next.value {
-                next = receiveAndParse(from: batcher)
+                ahead = ParsedAhead()
+                next = receiveAndParse(from: batcher, into: ahead)
                 let planned: Result<BatchProcessor.PlannedBatch, any Error>
                 do {
                     planned = .success(try await processor.plan(parsed, after: storing?.carryOver))
@@ -129,8 +132,10 @@ public struct TranslatorService: Service {
                     _ = try await inFlight.next()
                     batchesInFlight -= 1
                 }
+                // Whatever of the next batch is parsed by now (under a backlog, all of it).
+                let nextParsed = ahead.parsed
                 let stored = Task { [processor] in
-                    let prepared = try await processor.store(plan)
+                    let prepared = try await processor.store(plan, next: nextParsed)
                     return (prepared, processor.submit(prepared))
                 }
                 inFlight.addTask {
@@ -152,9 +157,10 @@ public struct TranslatorService: Service {
     private static let maximumBatchesInFlight = 3
 
     /// Takes the next batch and parses it, in a task of its own so it runs alongside the
-    /// current batch; nil when the consumer has ended and everything was handed out.
+    /// current batch; nil when the consumer has ended and everything was handed out. The
+    /// parsed batch is also left in `ahead`, where the current batch can look without waiting.
     private func receiveAndParse(
-        from batcher: DeliveryBatcher
+        from batcher: DeliveryBatcher, into ahead: ParsedAhead
     ) -> Task<(batch: [AMQPDelivery], parsed: BatchProcessor.ParsedBatch, received: ContinuousClock.Instant)?, any Error> {
         Task { [processor, settings, health] in
             guard let batch = try await batcher.nextBatch(maxSize: settings.maxBatchSize, linger: settings.linger) else {
@@ -162,12 +168,14 @@ public struct TranslatorService: Service {
             }
             health.began(batch.count)
             let received = ContinuousClock.now
-            return (batch, await processor.parse(batch.map {
+            let parsed = await processor.parse(batch.map {
                 .init(
                     body: $0.body, redelivered: $0.redelivered,
                     priorityCap: $0.properties.headers[TranslatorHeaders.priorityCap]?.intValue
                         .flatMap { PushPriority(rawValue: Int($0)) })
-            }), received)
+            })
+            ahead.parsed = parsed
+            return (batch, parsed, received)
         }
     }
 
@@ -200,5 +208,16 @@ public struct TranslatorService: Service {
     private static func nanoseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
+    }
+}
+
+/// The next batch once parsed, readable without waiting for it: the batch being stored
+/// coalesces against whatever of it is ready (``BatchProcessor/store(_:next:)``).
+private final class ParsedAhead: Sendable {
+    private let box = Mutex<BatchProcessor.ParsedBatch?>(nil)
+
+    var parsed: BatchProcessor.ParsedBatch? {
+        get { box.withLock { $0 } }
+        set { box.withLock { $0 = newValue } }
     }
 }
