@@ -2,7 +2,7 @@
 struct Route: Hashable, Sendable {
     var targets: [PushTarget]
     var event: PushEvent
-    var consumedPushToStart: String?
+    var consumedPushToStart: [String] = []
 }
 
 /// Why an event has nowhere to go.
@@ -45,11 +45,13 @@ extension Translator {
             // A second start would create a second activity on the device.
             return noTarget("push-to-start already sent; waiting for the new activity's update token")
         }
-        guard let startToken = tokens.pushToStartToken else {
-            return noTarget("no update token and no push-to-start token for \(configuration.attributesType)")
+        var startTokens: [String] = []
+        for token in tokens.pushToStartTokens {
+            let token = token.lowercased()
+            if DeviceToken.isValid(token) { startTokens.append(token) } else { notes.append("skipped malformed push-to-start token \(token.prefix(8))…") }
         }
-        guard DeviceToken.isValid(startToken.lowercased()) else {
-            return noTarget("push-to-start token \(startToken.prefix(8))… is malformed")
+        guard !startTokens.isEmpty else {
+            return noTarget("no update token and no usable push-to-start token for \(configuration.attributesType)")
         }
         guard configuration.policy.pushToStartAlert != nil else {
             return noTarget("push-to-start is disabled for domain \(configuration.name) (no pushToStartAlert)")
@@ -57,8 +59,8 @@ extension Translator {
         guard snapshot.attributes != nil else {
             return noTarget("push-to-start needs attributes and none were ever sent for activity \(event.activityId)")
         }
-        let token = startToken.lowercased()
-        let target = PushTarget.device(token: token, kind: .pushToStart, environment: tokens.environment(of: token))
-        return .success(Route(targets: [target], event: .start, consumedPushToStart: startToken))
+        // Every device of the user: the activity runs where the user looks.
+        let targets = startTokens.map { PushTarget.device(token: $0, kind: .pushToStart, environment: tokens.environment(of: $0)) }
+        return .success(Route(targets: targets, event: .start, consumedPushToStart: startTokens))
     }
 }

@@ -16,9 +16,10 @@ public enum TranslationDecision: Hashable, Sendable {
         public var newSnapshot: ActivitySnapshot
         /// The budget after this event.
         public var newBudget: BudgetUsage
-        /// The push-to-start token used by a start: delete it once the job is
-        /// published (iOS issues a new one).
-        public var consumedPushToStart: String?
+        /// The push-to-start tokens a start uses, one per device: each is marked used
+        /// before its job is published (iOS issues a new one), and a job goes out only
+        /// with a token this worker marked.
+        public var consumedPushToStart: [String] = []
         /// Why each choice was made, for `liveline trace`.
         public var traceNotes: [String]
         /// The push wanted priority 10 and goes at 5: over its activity's budget.

@@ -46,6 +46,8 @@ public struct LivelineSettings: Sendable {
         public var issuer: String
         /// `liveline.api.jwt.audience`, default `liveline-api`.
         public var audience: String
+        /// `liveline.api.topic-kinds`, default `team,league,game`: what users may follow.
+        public var topicKinds: [String]
     }
 
     /// How the api verifies app tokens.
@@ -83,7 +85,8 @@ public struct LivelineSettings: Sendable {
             port: config.int(forKey: "api.port", default: 8080),
             jwtKey: jwtKey,
             issuer: config.string(forKey: "api.jwt.issuer", default: "liveline"),
-            audience: config.string(forKey: "api.jwt.audience", default: "liveline-api")
+            audience: config.string(forKey: "api.jwt.audience", default: "liveline-api"),
+            topicKinds: try Self.topicKinds(config.string(forKey: "api.topic-kinds", default: "team,league,game"))
         )
     }
 
@@ -104,6 +107,17 @@ public struct LivelineSettings: Sendable {
             providers.append(try await FileProvider<JSONSnapshot>(filePath: .init(file)))
         }
         return ConfigReader(providers: providers).scoped(to: "liveline")
+    }
+
+    /// A comma-separated list of topic kinds, each letters, digits, `-` or `_`.
+    static func topicKinds(_ list: String) throws -> [String] {
+        let kinds = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard !kinds.isEmpty, kinds.allSatisfy({ kind in
+            !kind.isEmpty && kind.count <= 32 && kind.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" }
+        }) else {
+            throw SettingsError("liveline.api.topic-kinds must be a comma-separated list of words, such as team,league,game")
+        }
+        return kinds
     }
 
     /// A secret from `key`, or from the file named by `key-file`.

@@ -39,11 +39,16 @@ public protocol ActivityStore: DeadLetterStore {
     /// - Returns: the spent count after the increment, per activity id; ids without a row are absent.
     func spendPriorityBudget(_ activityIDs: [String], at now: Date, window: TimeInterval) async throws -> [String: Int]
 
-    /// Marks a push-to-start token used, only if it is still the user's current token for the
-    /// type and not yet used.
+    /// Marks push-to-start tokens of an attributes type used, each only if it is still
+    /// registered and not yet used: a start is sent only with a token this call marked.
     ///
-    /// - Returns: `true` for the one caller that marked it.
-    func markPushToStartTokenUsed(userID: String, attributesType: String, token: String, at: Date) async throws -> Bool
+    /// - Returns: the tokens this call marked; a concurrent caller gets the others.
+    func markPushToStartTokensUsed(_ tokens: [String], attributesType: String, at: Date) async throws -> Set<String>
+
+    /// The unused push-to-start tokens for `attributesType` of every device whose user
+    /// follows at least one of `topics`: one per device however many of the topics its
+    /// user follows, ordered by user and device.
+    func audience(topics: [String], attributesType: String) async throws -> [PushToStartToken]
 
     // MARK: Sender
 
@@ -96,14 +101,28 @@ public protocol ActivityStore: DeadLetterStore {
     /// Removes a device's update token for an activity the user owns.
     func removeUpdateToken(activityID: String, deviceID: String, userID: String) async throws -> TokenRemovalOutcome
 
-    /// Stores the user's push-to-start token for an attributes type, replacing the previous
-    /// one and clearing its used mark.
+    /// Stores a device's push-to-start token for an attributes type, replacing that device's
+    /// previous one and clearing its used mark.
     func registerPushToStartToken(_ token: PushToStartToken) async throws
 
-    /// Removes the user's push-to-start token for an attributes type.
+    /// Removes the user's push-to-start token for an attributes type on one device, or on
+    /// every device when `deviceID` is nil.
     ///
-    /// - Returns: `false` if there was none.
-    func removePushToStartToken(userID: String, attributesType: String) async throws -> Bool
+    /// - Returns: how many were removed.
+    func removePushToStartTokens(userID: String, attributesType: String, deviceID: String?) async throws -> Int
+
+    /// Makes the user follow `topic` (a team, a league, a game).
+    ///
+    /// - Returns: `false` if the user already followed it.
+    func follow(userID: String, topic: String, at: Date) async throws -> Bool
+
+    /// Stops the user following `topic`.
+    ///
+    /// - Returns: `false` if the user did not follow it.
+    func unfollow(userID: String, topic: String) async throws -> Bool
+
+    /// The topics the user follows, ordered by topic.
+    func follows(userID: String) async throws -> [Follow]
 
     /// The user's preferences, ``UserPreferences/defaults`` if never set.
     func preferences(userID: String) async throws -> UserPreferences

@@ -31,7 +31,8 @@ struct APICommand: AsyncParsableCommand {
             }
         let configuration = APIConfiguration(
             host: settings.api.host, port: settings.api.port,
-            authentication: .init(key: verification, issuer: settings.api.issuer, audience: settings.api.audience))
+            authentication: .init(key: verification, issuer: settings.api.issuer, audience: settings.api.audience),
+            topicKinds: settings.api.topicKinds)
         logger.info("starting api", metadata: RuntimeLogKey.metadata([.store: "\(settings.store)", .port: "\(settings.api.port)"]))
         try await settings.store.withStore(logger: logger, retry: StartupRetry()) { store in
             let app = try await buildApplication(

@@ -89,7 +89,7 @@ struct TokenRouteTests {
             let snapshot = try #require(try await api.store.loadSnapshots([request])["r-1"])
             #expect(snapshot.updateTokens.map(\.deviceID) == ["dev-build", "phone"])
             #expect(snapshot.updateTokens.map(\.environment) == [.sandbox, .production])
-            #expect(snapshot.pushToStartToken?.environment == .sandbox)
+            #expect(snapshot.pushToStartTokens.map(\.environment) == [.sandbox])
 
             for path in ["/v1/activities/r-1/tokens/ipad", "/v1/push-to-start-tokens/ScoreAttributes"] {
                 try await api.client.execute(
@@ -225,7 +225,7 @@ struct TokenRouteTests {
                 #expect(APIHarness.json(response)["attributesType"] as? String == "RideAttributes")
             }
             let request = SnapshotRequest(activityID: "x", userID: "u-1", attributesType: "RideAttributes")
-            #expect(try await api.store.loadSnapshots([request])["x"]?.pushToStartToken?.token == APIHarness.deviceToken)
+            #expect(try await api.store.loadSnapshots([request])["x"]?.pushToStartTokens.map(\.token) == [APIHarness.deviceToken])
             try await api.client.execute(uri: path, method: .delete, headers: APIHarness.bearer(jwt)) { response in
                 #expect(response.status == .noContent)
             }
@@ -237,6 +237,49 @@ struct TokenRouteTests {
             ) { response in
                 #expect(response.status == .badRequest)
             }
+        }
+    }
+
+    /// One push-to-start token per device: each device registers its own (with its iOS
+    /// version), deletes only its own, and the route without a device deletes them all.
+    @Test func pushToStartTokensPerDevice() async throws {
+        try await APIHarness.run { api in
+            let jwt = try await APIHarness.token()
+            let tokens = ["phone": String(repeating: "01", count: 32), "ipad": String(repeating: "02", count: 32)]
+            for (device, token) in tokens.sorted(by: { $0.key < $1.key }) {
+                try await api.client.execute(
+                    uri: "/v1/push-to-start-tokens/ScoreAttributes/\(device)", method: .put, headers: APIHarness.jsonHeaders(jwt),
+                    body: Self.body(token: token, extra: device == "ipad" ? #","osVersion":"17.4""# : "")
+                ) { response in
+                    #expect(response.status == .ok)
+                    #expect(APIHarness.json(response)["deviceId"] as? String == device)
+                }
+            }
+            let request = SnapshotRequest(activityID: "x", userID: "u-1", attributesType: "ScoreAttributes")
+            let stored = try #require(try await api.store.loadSnapshots([request])["x"]?.pushToStartTokens)
+            #expect(stored.map(\.deviceID) == ["ipad", "phone"])
+            #expect(stored.map(\.token) == [tokens["ipad"], tokens["phone"]])
+            #expect(stored.map(\.osVersion) == ["17.4", nil])
+
+            for bad in [#","osVersion":"eighteen""#, #","osVersion":"18.""#, #","osVersion":"1234""#] {
+                try await api.client.execute(
+                    uri: "/v1/push-to-start-tokens/ScoreAttributes/phone", method: .put, headers: APIHarness.jsonHeaders(jwt),
+                    body: Self.body(extra: bad)
+                ) { response in
+                    #expect(response.status == .unprocessableContent, "\(bad)")
+                }
+            }
+            try await api.client.execute(
+                uri: "/v1/push-to-start-tokens/ScoreAttributes/ipad", method: .delete, headers: APIHarness.bearer(jwt)
+            ) { #expect($0.status == .noContent) }
+            try await api.client.execute(
+                uri: "/v1/push-to-start-tokens/ScoreAttributes/ipad", method: .delete, headers: APIHarness.bearer(jwt)
+            ) { #expect($0.status == .notFound) }
+            #expect(try await api.store.loadSnapshots([request])["x"]?.pushToStartTokens.map(\.deviceID) == ["phone"])
+            try await api.client.execute(
+                uri: "/v1/push-to-start-tokens/ScoreAttributes", method: .delete, headers: APIHarness.bearer(jwt)
+            ) { #expect($0.status == .noContent) }
+            #expect(try await api.store.loadSnapshots([request])["x"]?.pushToStartTokens == [])
         }
     }
 

@@ -77,7 +77,7 @@ struct GoldenPayloadTests {
     @Test("payload bytes match the golden file", arguments: scenarios)
     func payloadsMatch(scenario: Scenario) throws {
         var run = ActivityRun()
-        run.tokens = TokenSnapshot(updateTokens: scenario.updateTokens, pushToStartToken: scenario.pushToStartToken)
+        run.tokens = TokenSnapshot(updateTokens: scenario.updateTokens, pushToStartTokens: scenario.pushToStartToken.map { [$0] } ?? [])
         for step in scenario.steps {
             let send = try Fixtures.sent(try run.apply(step.event))
             guard let golden = step.golden else { continue }

@@ -15,7 +15,7 @@ struct TargetingTests {
         #expect(Set(send.jobs.map(\.payload)).count == 1)
         #expect(Set(send.jobs.map(\.jobId)).count == 2)
         #expect(send.traceNotes.contains { $0.contains("malformed") })
-        #expect(send.consumedPushToStart == nil)
+        #expect(send.consumedPushToStart.isEmpty)
     }
 
     @Test func eachTokenKeepsItsEnvironment() throws {
@@ -28,29 +28,42 @@ struct TargetingTests {
         ])
 
         var start = ActivityRun()
-        start.tokens = TokenSnapshot(pushToStartToken: Fixtures.startToken, sandboxTokens: [Fixtures.startToken])
+        start.tokens = TokenSnapshot(pushToStartTokens: [Fixtures.startToken], sandboxTokens: [Fixtures.startToken])
         let started = try Fixtures.sent(try start.apply("ride-assigned"))
         #expect(started.jobs.map(\.target) == [.device(token: Fixtures.startToken, kind: .pushToStart, environment: .sandbox)])
     }
 
     @Test func pushToStartWhenThereIsNoUpdateToken() throws {
         var run = ActivityRun()
-        run.tokens = TokenSnapshot(updateTokens: [], pushToStartToken: Fixtures.startToken)
+        run.tokens = TokenSnapshot(updateTokens: [], pushToStartTokens: [Fixtures.startToken])
         let send = try Fixtures.sent(try run.apply("ride-assigned"))
         #expect(send.jobs.count == 1)
         #expect(send.jobs[0].target == .device(token: Fixtures.startToken, kind: .pushToStart))
         #expect(send.jobs[0].event == .start)
         #expect(send.jobs[0].priority == .high)
-        #expect(send.consumedPushToStart == Fixtures.startToken)
+        #expect(send.consumedPushToStart == [Fixtures.startToken])
         #expect(send.newSnapshot.pushToStartSentAt != nil)
+    }
+
+    /// Each of the user's devices has its own push-to-start token, and each gets the start.
+    @Test func pushToStartGoesToEveryDeviceOfTheUser() throws {
+        var run = ActivityRun()
+        run.tokens = TokenSnapshot(pushToStartTokens: [Fixtures.startToken, Fixtures.tokenB], sandboxTokens: [Fixtures.tokenB])
+        let send = try Fixtures.sent(try run.apply("ride-assigned"))
+        #expect(send.jobs.map(\.target) == [
+            .device(token: Fixtures.startToken, kind: .pushToStart),
+            .device(token: Fixtures.tokenB, kind: .pushToStart, environment: .sandbox),
+        ])
+        #expect(Set(send.jobs.map(\.payload)).count == 1, "the same start on each device")
+        #expect(send.consumedPushToStart == [Fixtures.startToken, Fixtures.tokenB])
     }
 
     @Test func noSecondStartWhileWaitingForTheUpdateToken() throws {
         var run = ActivityRun()
-        run.tokens = TokenSnapshot(updateTokens: [], pushToStartToken: Fixtures.startToken)
+        run.tokens = TokenSnapshot(updateTokens: [], pushToStartTokens: [Fixtures.startToken])
         _ = try run.apply("ride-assigned")
         // iOS issued a new push-to-start token, but the activity already exists.
-        run.tokens.pushToStartToken = Fixtures.tokenB
+        run.tokens.pushToStartTokens = [Fixtures.tokenB]
         let decision = try run.apply("ride-eta-tick")
         guard case .drop(let drop) = decision else { Issue.record("got \(decision)"); return }
         #expect(drop.reason == .noTarget)
@@ -63,7 +76,7 @@ struct TargetingTests {
 
     @Test func pushToStartNeedsAttributes() throws {
         var run = ActivityRun()
-        run.tokens = TokenSnapshot(updateTokens: [], pushToStartToken: Fixtures.startToken)
+        run.tokens = TokenSnapshot(updateTokens: [], pushToStartTokens: [Fixtures.startToken])
         let decision = try run.apply("ride-eta-tick")  // carries no attributes
         guard case .drop(let drop) = decision else { Issue.record("got \(decision)"); return }
         #expect(drop.reason == .noTarget)
@@ -72,7 +85,7 @@ struct TargetingTests {
 
     @Test func anActivityIsNotStartedOnlyToEnd() throws {
         var run = ActivityRun()
-        run.tokens = TokenSnapshot(updateTokens: [], pushToStartToken: Fixtures.startToken)
+        run.tokens = TokenSnapshot(updateTokens: [], pushToStartTokens: [Fixtures.startToken])
         let decision = try run.apply("ride-cancelled")
         guard case .drop(let drop) = decision else { Issue.record("got \(decision)"); return }
         #expect(drop.reason == .noTarget)
@@ -98,7 +111,7 @@ struct TargetingTests {
             return domain
         }
         var run = ActivityRun(translator: Translator(configuration: configuration))
-        run.tokens = TokenSnapshot(updateTokens: [], pushToStartToken: Fixtures.startToken)
+        run.tokens = TokenSnapshot(updateTokens: [], pushToStartTokens: [Fixtures.startToken])
         let decision = try run.apply("ride-assigned")
         guard case .drop(let drop) = decision else { Issue.record("got \(decision)"); return }
         #expect(drop.reason == .noTarget)
@@ -117,7 +130,7 @@ struct TargetingTests {
 
     @Test func broadcastSendsOneJobToTheActivitysChannel() throws {
         var run = ActivityRun(translator: channelTranslator)
-        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA], pushToStartToken: Fixtures.startToken)
+        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA], pushToStartTokens: [Fixtures.startToken])
         run.preferences.activitiesEnabled = false  // one user's setting does not stop a broadcast
         let scheduled = try Fixtures.sent(try run.apply("score-scheduled"))
         let channel = PushTarget.channel(key: scheduled.newSnapshot.id)
@@ -127,7 +140,7 @@ struct TargetingTests {
         #expect(send.jobs.count == 1)
         #expect(send.jobs[0].target == channel)
         #expect(send.jobs[0].payload == (try Fixtures.goldenPayload("score-4-goal")))
-        #expect(send.consumedPushToStart == nil)
+        #expect(send.consumedPushToStart.isEmpty)
         let end = try Fixtures.sent(try run.apply("score-final"))
         #expect(end.jobs.map(\.target) == [channel])
         #expect(end.jobs[0].isTerminal)

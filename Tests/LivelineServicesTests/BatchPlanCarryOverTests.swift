@@ -23,9 +23,9 @@ import Testing
             "r-1": StoredSnapshot(
                 activity: ActivityRecord(id: "r-1", domain: "ride", attributesType: rideType, userID: "u-9"),
                 updateTokens: [UpdateToken(activityID: "r-1", deviceID: "d-1", token: Events.tokenA, registeredAt: Events.base)],
-                pushToStartToken: start, preferences: .defaults),
-            "r-2": StoredSnapshot(activity: nil, updateTokens: [], pushToStartToken: start, preferences: .defaults),
-            "r-3": StoredSnapshot(activity: nil, updateTokens: [], pushToStartToken: start, preferences: .defaults),
+                pushToStartTokens: [start], preferences: .defaults),
+            "r-2": StoredSnapshot(activity: nil, updateTokens: [], pushToStartTokens: [start], preferences: .defaults),
+            "r-3": StoredSnapshot(activity: nil, updateTokens: [], pushToStartTokens: [start], preferences: .defaults),
         ]
     }()
 

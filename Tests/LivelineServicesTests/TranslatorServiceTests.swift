@@ -184,7 +184,7 @@ struct TranslatorServiceTests {
                 try await harness.store.registerPushToStartToken(PushToStartToken(
                     userID: "u-7", attributesType: "RideAttributes", token: Events.startToken, registeredAt: Date()))
                 let event = try Events.ride("r-6", user: "u-7", .driverAssigned, at: 0, attributes: true)
-                let expected = try Events.expectedJobs([event], tokens: TokenSnapshot(pushToStartToken: Events.startToken))
+                let expected = try Events.expectedJobs([event], tokens: TokenSnapshot(pushToStartTokens: [Events.startToken]))
                     .flatMap { $0 }
                 try await harness.publisher.publish(event)
 
@@ -200,7 +200,7 @@ struct TranslatorServiceTests {
 
                 let snapshots = try await harness.store.loadSnapshots([
                     SnapshotRequest(activityID: "r-6", userID: "u-7", attributesType: "RideAttributes")])
-                #expect(snapshots["r-6"]?.pushToStartToken?.usedAt != nil)
+                #expect(snapshots["r-6"]?.pushToStartTokens.first?.usedAt != nil)
             }
         }
     }

@@ -79,8 +79,8 @@ struct ConcurrencyConformanceTests {
             let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for attempt in 0..<8 {
                     group.addTask {
-                        try await store.markPushToStartTokenUsed(
-                            userID: "u-1", attributesType: "T", token: Fixtures.token(1), at: Fixtures.time(Double(attempt)))
+                        try await store.markPushToStartTokensUsed(
+                            [Fixtures.token(1)], attributesType: "T", at: Fixtures.time(Double(attempt))) == [Fixtures.token(1)]
                     }
                 }
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }

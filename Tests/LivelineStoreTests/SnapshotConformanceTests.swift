@@ -18,9 +18,9 @@ struct SnapshotConformanceTests {
             let new = try #require(snapshots["new"])
             #expect(new.activity == nil)
             #expect(new.updateTokens.isEmpty)
-            #expect(new.pushToStartToken == start)
+            #expect(new.pushToStartTokens == [start])
             #expect(new.preferences == .defaults)
-            #expect(snapshots["other"]?.pushToStartToken == nil)
+            #expect(snapshots["other"]?.pushToStartTokens == [])
         }
     }
 
@@ -43,7 +43,7 @@ struct SnapshotConformanceTests {
                 let snapshot = try #require(snapshots[id], "\(id)")
                 #expect(snapshot.activity?.userID == "u-\(id)")
                 #expect(snapshot.updateTokens.map(\.token) == [Fixtures.token(3)])
-                #expect(snapshot.pushToStartToken?.token == Fixtures.token(4))
+                #expect(snapshot.pushToStartTokens.map(\.token) == [Fixtures.token(4)])
             }
             // The same keys, as pairs: a second change by the owner keeps the owner's token.
             let outcomes = try await store.applyChanges(ids.map { Fixtures.change($0, at: 2, user: "u-\($0)") })
@@ -88,7 +88,7 @@ struct SnapshotConformanceTests {
             let request = SnapshotRequest(activityID: "r-1", userID: "u-1", attributesType: "RideAttributes")
             var snapshot = try #require(try await store.loadSnapshots([request])["r-1"])
             #expect(snapshot.updateTokens.map(\.environment) == [.sandbox, .production])
-            #expect(snapshot.pushToStartToken?.environment == .sandbox)
+            #expect(snapshot.pushToStartTokens.map(\.environment) == [.sandbox])
 
             // A rotation from a production build moves the device to production.
             sandbox.token = Fixtures.token(4)

@@ -62,19 +62,91 @@ struct TokenConformanceTests {
         try await kind.withStore { (store: any ActivityStore) async throws in
             let token = PushToStartToken(userID: "u-1", attributesType: "RideAttributes", token: Fixtures.token(1), registeredAt: Fixtures.time(0))
             try await store.registerPushToStartToken(token)
-            #expect(try await store.markPushToStartTokenUsed(userID: "u-1", attributesType: "RideAttributes", token: Fixtures.token(9), at: Fixtures.time(1)) == false)
-            #expect(try await store.markPushToStartTokenUsed(userID: "u-1", attributesType: "RideAttributes", token: Fixtures.token(1), at: Fixtures.time(1)))
-            #expect(try await store.markPushToStartTokenUsed(userID: "u-1", attributesType: "RideAttributes", token: Fixtures.token(1), at: Fixtures.time(2)) == false)
+            #expect(try await store.markPushToStartTokensUsed([Fixtures.token(9)], attributesType: "RideAttributes", at: Fixtures.time(1)).isEmpty)
+            #expect(try await store.markPushToStartTokensUsed([Fixtures.token(1)], attributesType: "OtherAttributes", at: Fixtures.time(1)).isEmpty)
+            #expect(try await store.markPushToStartTokensUsed([Fixtures.token(1)], attributesType: "RideAttributes", at: Fixtures.time(1)) == [Fixtures.token(1)])
+            #expect(try await store.markPushToStartTokensUsed([Fixtures.token(1)], attributesType: "RideAttributes", at: Fixtures.time(2)).isEmpty)
             let request = SnapshotRequest(activityID: "x", userID: "u-1", attributesType: "RideAttributes")
-            let used = try #require(try await store.loadSnapshots([request])["x"]?.pushToStartToken)
+            let used = try #require(try await store.loadSnapshots([request])["x"]?.pushToStartTokens.first)
             #expect(used.usedAt == Fixtures.time(1))
             #expect(!used.isUsable)
             // The app registering a fresh token makes starts possible again.
             try await store.registerPushToStartToken(
                 PushToStartToken(userID: "u-1", attributesType: "RideAttributes", token: Fixtures.token(2), registeredAt: Fixtures.time(3)))
-            #expect(try await store.loadSnapshots([request])["x"]?.pushToStartToken?.isUsable == true)
-            #expect(try await store.removePushToStartToken(userID: "u-1", attributesType: "RideAttributes"))
-            #expect(try await store.removePushToStartToken(userID: "u-1", attributesType: "RideAttributes") == false)
+            #expect(try await store.loadSnapshots([request])["x"]?.pushToStartTokens.map(\.isUsable) == [true])
+            #expect(try await store.removePushToStartTokens(userID: "u-1", attributesType: "RideAttributes", deviceID: nil) == 1)
+            #expect(try await store.removePushToStartTokens(userID: "u-1", attributesType: "RideAttributes", deviceID: nil) == 0)
+        }
+    }
+
+    /// One token per device: each of a user's devices can be started, each token is used
+    /// once, and a device's new token replaces only that device's.
+    @Test(arguments: StoreKind.underTest)
+    func eachDeviceHasItsOwnPushToStartToken(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            for (device, token) in [("phone", 1), ("ipad", 2)] {
+                try await store.registerPushToStartToken(PushToStartToken(
+                    userID: "u-1", attributesType: "T", deviceID: device, token: Fixtures.token(token),
+                    registeredAt: Fixtures.time(0), environment: token == 2 ? .sandbox : .production,
+                    osVersion: token == 2 ? "17.4" : nil))
+            }
+            let request = SnapshotRequest(activityID: "x", userID: "u-1", attributesType: "T")
+            var tokens = try #require(try await store.loadSnapshots([request])["x"]?.pushToStartTokens)
+            #expect(tokens.map(\.deviceID) == ["ipad", "phone"])
+            #expect(tokens.map(\.token) == [Fixtures.token(2), Fixtures.token(1)])
+            #expect(tokens[0].environment == .sandbox && tokens[0].osVersion == "17.4")
+            #expect(tokens[1].environment == .production && tokens[1].osVersion == nil)
+
+            let marked = try await store.markPushToStartTokensUsed(
+                [Fixtures.token(1), Fixtures.token(2), Fixtures.token(3)], attributesType: "T", at: Fixtures.time(1))
+            #expect(marked == [Fixtures.token(1), Fixtures.token(2)])
+            try await store.registerPushToStartToken(PushToStartToken(
+                userID: "u-1", attributesType: "T", deviceID: "phone", token: Fixtures.token(4), registeredAt: Fixtures.time(2)))
+            tokens = try #require(try await store.loadSnapshots([request])["x"]?.pushToStartTokens)
+            #expect(tokens.map(\.token) == [Fixtures.token(2), Fixtures.token(4)])
+            #expect(tokens.map(\.isUsable) == [false, true])
+
+            #expect(try await store.removePushToStartTokens(userID: "u-1", attributesType: "T", deviceID: "ipad") == 1)
+            #expect(try await store.removePushToStartTokens(userID: "u-1", attributesType: "T", deviceID: "ipad") == 0)
+            #expect(try await store.loadSnapshots([request])["x"]?.pushToStartTokens.map(\.deviceID) == ["phone"])
+        }
+    }
+
+    /// Follows are per user and topic and idempotent; the audience of a set of topics is
+    /// every unused token of the type on every device of every follower, once per device.
+    @Test(arguments: StoreKind.underTest)
+    func theAudienceIsEveryUnusedDeviceOfEveryFollower(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            #expect(try await store.follow(userID: "u-1", topic: "team:ars", at: Fixtures.time(0)))
+            #expect(try await store.follow(userID: "u-1", topic: "team:ars", at: Fixtures.time(1)) == false)
+            #expect(try await store.follow(userID: "u-1", topic: "league:epl", at: Fixtures.time(2)))
+            #expect(try await store.follow(userID: "u-2", topic: "team:che", at: Fixtures.time(3)))
+            #expect(try await store.follow(userID: "u-3", topic: "team:liv", at: Fixtures.time(3)))
+            #expect(try await store.follows(userID: "u-1") == [
+                Follow(topic: "league:epl", followedAt: Fixtures.time(2)), Follow(topic: "team:ars", followedAt: Fixtures.time(0)),
+            ])
+            let devices = [("u-1", "a", 1), ("u-1", "b", 2), ("u-2", "a", 3), ("u-3", "a", 4)]
+            for (user, device, token) in devices {
+                try await store.registerPushToStartToken(PushToStartToken(
+                    userID: user, attributesType: "ScoreAttributes", deviceID: device, token: Fixtures.token(token),
+                    registeredAt: Fixtures.time(0)))
+            }
+            try await store.registerPushToStartToken(PushToStartToken(
+                userID: "u-2", attributesType: "RideAttributes", deviceID: "a", token: Fixtures.token(5), registeredAt: Fixtures.time(0)))
+            _ = try await store.markPushToStartTokensUsed([Fixtures.token(3)], attributesType: "ScoreAttributes", at: Fixtures.time(4))
+            try await store.registerPushToStartToken(PushToStartToken(
+                userID: "u-2", attributesType: "ScoreAttributes", deviceID: "b", token: Fixtures.token(6), registeredAt: Fixtures.time(0)))
+
+            // u-1 follows two of the topics and still counts once per device; u-2's used token
+            // and its ride token are left out; u-3 follows none of them.
+            let audience = try await store.audience(topics: ["team:ars", "team:che", "league:epl"], attributesType: "ScoreAttributes")
+            #expect(audience.map { "\($0.userID)/\($0.deviceID)" } == ["u-1/a", "u-1/b", "u-2/b"])
+            #expect(audience.map(\.token) == [Fixtures.token(1), Fixtures.token(2), Fixtures.token(6)])
+            #expect(try await store.audience(topics: [], attributesType: "ScoreAttributes").isEmpty)
+
+            #expect(try await store.unfollow(userID: "u-1", topic: "team:ars"))
+            #expect(try await store.unfollow(userID: "u-1", topic: "team:ars") == false)
+            #expect(try await store.audience(topics: ["team:ars"], attributesType: "ScoreAttributes").isEmpty)
         }
     }
 
@@ -92,7 +164,7 @@ struct TokenConformanceTests {
             ])
             #expect(snapshots["old"]?.updateTokens == [])
             #expect(snapshots["new"]?.updateTokens.count == 1)
-            #expect(snapshots["new"]?.pushToStartToken == nil)
+            #expect(snapshots["new"]?.pushToStartTokens == [])
             #expect(try await store.deleteToken(Fixtures.token(1), registeredBefore: Fixtures.time(30)) == 0)
         }
     }

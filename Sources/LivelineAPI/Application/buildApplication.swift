@@ -41,7 +41,8 @@ func buildRouter(
 ) async throws -> Router<APIRequestContext> {
     let authenticator = try await BearerAuthenticator(configuration: configuration.authentication)
     let services = APIServices(
-        store: store, body: JSONBody(maximumSize: configuration.maximumBodySize), registry: registry)
+        store: store, body: JSONBody(maximumSize: configuration.maximumBodySize), registry: registry,
+        topicKinds: configuration.topicKinds)
     let router = Router(context: APIRequestContext.self)
     // Metrics outermost so they see the status the error middleware settled on.
     router.add(middleware: RequestMetricsMiddleware(registry: registry))
@@ -66,5 +67,5 @@ func buildRouter(
 
 /// Every route, in one list.
 enum APIRouteTable {
-    static let routes: [APIRoute] = TokenRoutes.routes + ActivityRoutes.routes + OperationalRoutes.routes
+    static let routes: [APIRoute] = TokenRoutes.routes + ActivityRoutes.routes + FollowRoutes.routes + OperationalRoutes.routes
 }

@@ -1,8 +1,12 @@
-/// `PUT /v1/push-to-start-tokens/{attributesType}`.
+/// `PUT /v1/push-to-start-tokens/{attributesType}/{deviceId}` (or without the device id,
+/// for the device `default`).
 struct PushToStartTokenBody: Decodable {
     /// Hex, from `Activity<Attributes>.pushToStartTokenUpdates`.
     var token: String
     /// `production` (the default: App Store and TestFlight builds) or `sandbox` (builds run
     /// from Xcode, whose tokens only APNs' sandbox accepts).
     var environment: String?
+    /// The device's iOS version (`18.1`): channels reach iOS 18 and later, so an older device
+    /// is started without `input-push-channel` and updated per token. Absent: current iOS.
+    var osVersion: String?
 }

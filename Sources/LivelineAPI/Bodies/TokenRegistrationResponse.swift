@@ -8,5 +8,6 @@ struct TokenRegistrationResponse: Encodable {
     var attributesType: String?
     /// Where the sender sends this token.
     var environment: APNsEnvironment
+    var osVersion: String?
     var registeredAt: Date
 }

@@ -8,11 +8,17 @@ public struct APIConfiguration: Sendable {
     public var maximumBodySize: Int
     /// How bearer tokens are verified.
     public var authentication: AuthenticationConfiguration
+    /// The topic kinds users may follow (`team` in `team:arsenal`); others get 404.
+    public var topicKinds: [String]
+
+    /// The topic kinds of a deployment that configures none.
+    public static let defaultTopicKinds = ["team", "league", "game"]
 
     public init(
         host: String = "0.0.0.0", port: Int = 8080, maximumBodySize: Int = 16 * 1024,
-        authentication: AuthenticationConfiguration
+        authentication: AuthenticationConfiguration, topicKinds: [String] = APIConfiguration.defaultTopicKinds
     ) {
+        self.topicKinds = topicKinds
         self.host = host
         self.port = port
         self.maximumBodySize = maximumBodySize

@@ -54,6 +54,31 @@ enum Validation {
     }
 
     /// What may appear in logs of a token: enough to match reports, too little to push with.
+    /// An iOS version as the app reports it (`UIDevice.current.systemVersion`): `18`, `18.1`, `17.4.1`.
+    static func osVersion(_ value: String?) throws -> String? {
+        guard let value else { return nil }
+        let parts = value.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count),
+            parts.allSatisfy({ (1...3).contains($0.utf8.count) && $0.utf8.allSatisfy(isDigit) })
+        else { throw APIError.invalidField("'osVersion' must be an iOS version such as 18.1") }
+        return value
+    }
+
+    /// A topic is `<kind>:<id>`, for example `team:arsenal`, `league:epl` or `game:g-2026-11-25-ars-che`,
+    /// with a kind the deployment knows.
+    static func topic(_ value: String, kinds: [String]) throws -> String {
+        guard isIdentifier(value), let colon = value.firstIndex(of: ":"),
+            colon != value.startIndex, value.index(after: colon) != value.endIndex
+        else {
+            throw APIError.invalidParameter("a topic is <kind>:<id>, for example team:arsenal")
+        }
+        let kind = String(value[..<colon])
+        guard kinds.contains(kind) else {
+            throw APIError.notFound("unknown topic kind '\(kind)'; this deployment knows \(kinds.joined(separator: ", "))")
+        }
+        return value
+    }
+
     static func redacted(_ token: String) -> String { String(token.prefix(8)) + "…" }
 
     private static func isLetter(_ byte: UInt8) -> Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) }

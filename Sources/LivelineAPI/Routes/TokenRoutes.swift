@@ -10,6 +10,8 @@ enum TokenRoutes {
         APIRoute(method: .delete, path: "/v1/activities/{activityId}/tokens/{deviceId}", handler: .authenticated(deleteUpdateToken)),
         APIRoute(method: .put, path: "/v1/push-to-start-tokens/{attributesType}", handler: .authenticated(putPushToStartToken)),
         APIRoute(method: .delete, path: "/v1/push-to-start-tokens/{attributesType}", handler: .authenticated(deletePushToStartToken)),
+        APIRoute(method: .put, path: "/v1/push-to-start-tokens/{attributesType}/{deviceId}", handler: .authenticated(putPushToStartToken)),
+        APIRoute(method: .delete, path: "/v1/push-to-start-tokens/{attributesType}/{deviceId}", handler: .authenticated(deletePushToStartToken)),
     ]
 
     @Sendable static func putUpdateToken(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
@@ -58,26 +60,38 @@ enum TokenRoutes {
         }
     }
 
+    /// One token per device and type; without `{deviceId}` the device is `default` (the
+    /// route of apps that register a single device).
     @Sendable static func putPushToStartToken(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
         let attributesType = try context.parameter("attributesType", where: Validation.isAttributesType)
+        let deviceID = try deviceParameter(context) ?? PushToStartToken.defaultDeviceID
         let input = try await services.body.decode(PushToStartTokenBody.self, from: request)
         guard let token = Validation.normalizedToken(input.token) else {
             throw APIError.invalidField("'token' must be hex of an even length between 64 and 200")
         }
         let environment = try Validation.environment(input.environment)
+        let osVersion = try Validation.osVersion(input.osVersion)
         let now = Date().roundedToMilliseconds
         try await services.store.registerPushToStartToken(PushToStartToken(
-            userID: user.id, attributesType: attributesType, token: token, registeredAt: now, environment: environment))
+            userID: user.id, attributesType: attributesType, deviceID: deviceID, token: token, registeredAt: now,
+            environment: environment, osVersion: osVersion))
         context.logger.debug("push-to-start token registered", metadata: APILogKey.metadata([.tokenPrefix: "\(Validation.redacted(token))"]))
-        return try JSONResponse.make(
-            TokenRegistrationResponse(attributesType: attributesType, environment: environment, registeredAt: now))
+        return try JSONResponse.make(TokenRegistrationResponse(
+            deviceId: deviceID, attributesType: attributesType, environment: environment, osVersion: osVersion, registeredAt: now))
     }
 
+    /// Without `{deviceId}`, removes the caller's token for the type on every device.
     @Sendable static func deletePushToStartToken(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
         let attributesType = try context.parameter("attributesType", where: Validation.isAttributesType)
-        guard try await services.store.removePushToStartToken(userID: user.id, attributesType: attributesType) else {
-            throw APIError.notFound("no push-to-start token is registered for this type")
+        let deviceID = try deviceParameter(context)
+        guard try await services.store.removePushToStartTokens(userID: user.id, attributesType: attributesType, deviceID: deviceID) > 0 else {
+            throw APIError.notFound("no push-to-start token is registered for this type" + (deviceID == nil ? "" : " and device"))
         }
         return Response(status: .noContent)
+    }
+
+    private static func deviceParameter(_ context: APIRequestContext) throws -> String? {
+        guard context.parameters.get("deviceId") != nil else { return nil }
+        return try context.parameter("deviceId", where: Validation.isIdentifier)
     }
 }

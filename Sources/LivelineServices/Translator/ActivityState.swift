@@ -44,13 +44,14 @@ extension ActivityState {
                 endReason: record.endReason
             )
         }
-        let usableStart = stored.pushToStartToken.flatMap { $0.isUsable ? $0 : nil }
-        var sandbox = Set(stored.updateTokens.filter { $0.environment == .sandbox }.map { $0.token.lowercased() })
-        if let usableStart, usableStart.environment == .sandbox { sandbox.insert(usableStart.token.lowercased()) }
+        let usableStarts = stored.pushToStartTokens.filter(\.isUsable)
+        let sandbox = Set((stored.updateTokens.map { ($0.token, $0.environment) } + usableStarts.map { ($0.token, $0.environment) })
+            .filter { $0.1 == .sandbox }.map { $0.0.lowercased() })
         self.init(
             snapshot: snapshot,
             tokens: TokenSnapshot(
-                updateTokens: stored.updateTokens.map(\.token), pushToStartToken: usableStart?.token, sandboxTokens: sandbox),
+                updateTokens: stored.updateTokens.map(\.token), pushToStartTokens: usableStarts.map(\.token),
+                sandboxTokens: sandbox),
             preferences: LivelineCore.UserPreferences(
                 activitiesEnabled: stored.preferences.activitiesEnabled,
                 frequentPushesEnabled: stored.preferences.frequentPushesEnabled),

@@ -89,7 +89,7 @@ struct BatchPlan: Sendable {
         let attributesType = translator.domain(named: event.domain)?.attributesType ?? ""
         let startKey = event.userId + "\u{0}" + attributesType
         if consumedStarts.contains(startKey) || previouslyConsumedStarts.contains(startKey) {
-            state.tokens.pushToStartToken = nil
+            state.tokens.pushToStartTokens = []
         }
 
         let replay = redelivered ? Self.rewound(state.snapshot, for: event) : nil
@@ -113,7 +113,7 @@ struct BatchPlan: Sendable {
         case .send(let send):
             newSnapshot = send.newSnapshot
             state.budget = send.newBudget
-            if send.consumedPushToStart != nil { consumedStarts.insert(startKey) }
+            if !send.consumedPushToStart.isEmpty { consumedStarts.insert(startKey) }
             kind = .pushDecided
             notes = send.traceNotes
         case .drop(let drop):

@@ -220,18 +220,21 @@ struct BatchProcessor: Sendable {
         // 6. Budget: the store's counter is the shared one across workers.
         try await spendBudget(for: sends, now: now)
 
-        // 7. Push-to-start tokens are single-use: only the worker that marks one sends the start.
+        // 7. Push-to-start tokens are single-use: only the worker that marks one sends its start.
         var jobs: [PushJob] = []
-        for (entry, send) in sends {
-            if let token = send.consumedPushToStart {
-                let marked = try await store.markPushToStartTokenUsed(
-                    userID: entry.event.userId, attributesType: send.newSnapshot.attributesType, token: token, at: now)
-                guard marked else {
-                    dropped["push-to-start-taken", default: 0] += 1
-                    continue
-                }
+        for (_, send) in sends {
+            guard !send.consumedPushToStart.isEmpty else {
+                jobs.append(contentsOf: send.jobs)
+                continue
             }
-            jobs.append(contentsOf: send.jobs)
+            let marked = try await store.markPushToStartTokensUsed(
+                send.consumedPushToStart, attributesType: send.newSnapshot.attributesType, at: now)
+            let starts = send.jobs.filter { job in
+                if case .device(let token, .pushToStart, _) = job.target { return marked.contains(token) }
+                return true
+            }
+            if starts.isEmpty { dropped["push-to-start-taken", default: 0] += 1 }
+            jobs.append(contentsOf: starts)
         }
         phaseStart = metrics.record(.spend, since: phaseStart)
         let publishedAt = EventTime(Date())

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineModels
 import Logging
 import PostgresNIO
 
@@ -141,13 +142,36 @@ extension PostgresLivelineStore {
         return spent
     }
 
-    public func markPushToStartTokenUsed(userID: String, attributesType: String, token: String, at: Date) async throws -> Bool {
+    public func markPushToStartTokensUsed(_ tokens: [String], attributesType: String, at: Date) async throws -> Set<String> {
+        guard !tokens.isEmpty else { return [] }
         let ms = at.millisecondsSince1970
-        return try await first(String.self, """
+        var marked: Set<String> = []
+        for try await token in try await client.query("""
             UPDATE push_to_start_tokens SET used_ms = \(ms)
-            WHERE user_id = \(userID) AND attributes_type = \(attributesType) AND token = \(token) AND used_ms IS NULL
+            WHERE attributes_type = \(attributesType) AND used_ms IS NULL AND token = ANY(\(tokens)::text[])
             RETURNING token
-            """) != nil
+            """, logger: logger).decode(String.self) {
+            marked.insert(token)
+        }
+        return marked
+    }
+
+    public func audience(topics: [String], attributesType: String) async throws -> [PushToStartToken] {
+        guard !topics.isEmpty else { return [] }
+        var audience: [PushToStartToken] = []
+        for try await (userID, deviceID, token, registered, environment, osVersion) in try await client.query("""
+            SELECT p.user_id, p.device_id, p.token, p.registered_ms, p.environment, p.os_version
+            FROM push_to_start_tokens p
+            WHERE p.attributes_type = \(attributesType) AND p.used_ms IS NULL
+              AND p.user_id IN (SELECT f.user_id FROM follows f WHERE f.topic = ANY(\(topics)::text[]))
+            ORDER BY p.user_id, p.device_id
+            """, logger: logger).decode((String, String, String, Int64, String, String?).self) {
+            audience.append(PushToStartToken(
+                userID: userID, attributesType: attributesType, deviceID: deviceID, token: token,
+                registeredAt: Date(millisecondsSince1970: registered), environment: APNsEnvironment(stored: environment),
+                osVersion: osVersion))
+        }
+        return audience
     }
 
     static func insertTrace(_ entries: [TraceEntry], on connection: PostgresConnection, logger: Logger) async throws {

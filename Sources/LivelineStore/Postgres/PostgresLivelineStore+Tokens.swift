@@ -60,17 +60,45 @@ extension PostgresLivelineStore {
         let used = token.usedAt?.millisecondsSince1970
         let environment = token.environment.rawValue
         try await client.query("""
-            INSERT INTO push_to_start_tokens (user_id, attributes_type, token, registered_ms, used_ms, environment)
-            VALUES (\(token.userID), \(token.attributesType), \(token.token), \(registered), \(used), \(environment))
-            ON CONFLICT (user_id, attributes_type) DO UPDATE SET token = EXCLUDED.token,
-                registered_ms = EXCLUDED.registered_ms, used_ms = EXCLUDED.used_ms, environment = EXCLUDED.environment
+            INSERT INTO push_to_start_tokens
+                (user_id, attributes_type, device_id, token, registered_ms, used_ms, environment, os_version)
+            VALUES (\(token.userID), \(token.attributesType), \(token.deviceID), \(token.token), \(registered), \(used),
+                    \(environment), \(token.osVersion))
+            ON CONFLICT (user_id, attributes_type, device_id) DO UPDATE SET token = EXCLUDED.token,
+                registered_ms = EXCLUDED.registered_ms, used_ms = EXCLUDED.used_ms, environment = EXCLUDED.environment,
+                os_version = EXCLUDED.os_version
             """, logger: logger)
     }
 
-    public func removePushToStartToken(userID: String, attributesType: String) async throws -> Bool {
-        try await first(String.self, """
-            DELETE FROM push_to_start_tokens WHERE user_id = \(userID) AND attributes_type = \(attributesType) RETURNING token
+    public func removePushToStartTokens(userID: String, attributesType: String, deviceID: String?) async throws -> Int {
+        try await first(Int64.self, """
+            WITH d AS (DELETE FROM push_to_start_tokens
+                       WHERE user_id = \(userID) AND attributes_type = \(attributesType)
+                         AND (\(deviceID)::text IS NULL OR device_id = \(deviceID)::text) RETURNING 1)
+            SELECT count(*) FROM d
+            """).map(Int.init) ?? 0
+    }
+
+    public func follow(userID: String, topic: String, at: Date) async throws -> Bool {
+        let ms = at.millisecondsSince1970
+        return try await first(String.self, """
+            INSERT INTO follows (user_id, topic, followed_ms) VALUES (\(userID), \(topic), \(ms))
+            ON CONFLICT DO NOTHING RETURNING topic
             """) != nil
+    }
+
+    public func unfollow(userID: String, topic: String) async throws -> Bool {
+        try await first(String.self, "DELETE FROM follows WHERE user_id = \(userID) AND topic = \(topic) RETURNING topic") != nil
+    }
+
+    public func follows(userID: String) async throws -> [Follow] {
+        var follows: [Follow] = []
+        for try await (topic, ms) in try await client.query(
+            "SELECT topic, followed_ms FROM follows WHERE user_id = \(userID) ORDER BY topic", logger: logger
+        ).decode((String, Int64).self) {
+            follows.append(Follow(topic: topic, followedAt: Date(millisecondsSince1970: ms)))
+        }
+        return follows
     }
 
     public func deleteToken(_ token: String, registeredBefore: Date) async throws -> Int {

@@ -21,10 +21,15 @@ extension PostgresLivelineStore {
                    ARRAY(SELECT t.token FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
                    ARRAY(SELECT t.registered_ms FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
                    ARRAY(SELECT t.environment FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
-                   p.token, p.registered_ms, p.used_ms, p.environment, pr.activities_enabled, pr.frequent_pushes_enabled
+                   ARRAY(SELECT p.device_id FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
+                   ARRAY(SELECT p.token FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
+                   ARRAY(SELECT p.registered_ms FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
+                   ARRAY(SELECT COALESCE(p.used_ms, -1) FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
+                   ARRAY(SELECT p.environment FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
+                   ARRAY(SELECT COALESCE(p.os_version, '') FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
+                   pr.activities_enabled, pr.frequent_pushes_enabled
             FROM unnest(\(ids)::text[], \(users)::text[], \(types)::text[]) AS i(id, user_id, attributes_type)
             LEFT JOIN activities a ON a.id = i.id
-            LEFT JOIN push_to_start_tokens p ON p.user_id = i.user_id AND p.attributes_type = i.attributes_type
             LEFT JOIN preferences pr ON pr.user_id = i.user_id
             """
         var snapshots: [String: ActivitySnapshot] = [:]
@@ -34,12 +39,13 @@ extension PostgresLivelineStore {
                  domain, type, owner, attributes, contentState, lastEvent, started, ended, endReason, spent, window,
                  lastEventID, lastStatus, lastPush, startSent,
                  deviceIDs, tokens, registered, environments,
-                 p2sToken, p2sRegistered, p2sUsed, p2sEnvironment, enabled, frequent) = try row.decode(
+                 startDevices, startTokens, startRegistered, startUsed, startEnvironments, startOS,
+                 enabled, frequent) = try row.decode(
                 (String, String, String,
                  String?, String?, String?, String?, String?, Int64?, Int64?, Int64?, String?, Int64?, Int64?,
                  String?, String?, Int64?, Int64?,
                  [String], [String], [Int64], [String],
-                 String?, Int64?, Int64?, String?, Bool?, Bool?).self)
+                 [String], [String], [Int64], [Int64], [String], [String], Bool?, Bool?).self)
             var activity: ActivityRecord?
             if let domain, let type, let owner {
                 activity = ActivityRecord(
@@ -60,18 +66,23 @@ extension PostgresLivelineStore {
                         environment: APNsEnvironment(stored: environments[index])))
                 }
             }
-            var pushToStart: PushToStartToken?
-            if let p2sToken, let p2sRegistered {
-                pushToStart = PushToStartToken(
-                    userID: userID, attributesType: attributesType, token: p2sToken,
-                    registeredAt: Date(millisecondsSince1970: p2sRegistered),
-                    usedAt: Date(millisecondsSince1970: p2sUsed), environment: APNsEnvironment(stored: p2sEnvironment ?? ""))
+            let pushToStart = startDevices.indices.map { index in
+                PushToStartToken(
+                    userID: userID, attributesType: attributesType, deviceID: startDevices[index], token: startTokens[index],
+                    registeredAt: Date(millisecondsSince1970: startRegistered[index]),
+                    usedAt: startUsed[index] < 0 ? nil : Date(millisecondsSince1970: startUsed[index]),
+                    environment: APNsEnvironment(stored: startEnvironments[index]),
+                    osVersion: startOS[index].isEmpty ? nil : startOS[index])
             }
             let preferences = enabled.map { UserPreferences(activitiesEnabled: $0, frequentPushesEnabled: frequent ?? false) }
             snapshots[id] = ActivitySnapshot(
-                activity: activity, updateTokens: updateTokens, pushToStartToken: pushToStart,
+                activity: activity, updateTokens: updateTokens, pushToStartTokens: pushToStart,
                 preferences: preferences ?? .defaults)
         }
         return snapshots
     }
+
+    /// The request's user's push-to-start tokens for its type, ordered by device.
+    private static let userStarts =
+        "WHERE p.user_id = i.user_id AND p.attributes_type = i.attributes_type ORDER BY p.device_id"
 }

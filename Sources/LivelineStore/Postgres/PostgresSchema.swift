@@ -130,6 +130,24 @@ enum PostgresSchema {
             "ALTER TABLE update_tokens ADD COLUMN environment TEXT NOT NULL DEFAULT 'production'",
             "ALTER TABLE push_to_start_tokens ADD COLUMN environment TEXT NOT NULL DEFAULT 'production'",
         ]),
+        // Push-to-start tokens per device (every device of a user can be started, each once),
+        // with the device's iOS version for the broadcast gate; and the topics users follow.
+        // Tokens registered before were one per user and type: they become device 'default'.
+        Migration(version: 5, statements: [
+            "ALTER TABLE push_to_start_tokens ADD COLUMN device_id TEXT NOT NULL DEFAULT 'default'",
+            "ALTER TABLE push_to_start_tokens ADD COLUMN os_version TEXT",
+            "ALTER TABLE push_to_start_tokens DROP CONSTRAINT push_to_start_tokens_pkey",
+            "ALTER TABLE push_to_start_tokens ADD PRIMARY KEY (user_id, attributes_type, device_id)",
+            """
+            CREATE TABLE follows (
+                user_id TEXT NOT NULL,
+                topic TEXT NOT NULL,
+                followed_ms BIGINT NOT NULL,
+                PRIMARY KEY (user_id, topic)
+            )
+            """,
+            "CREATE INDEX follows_topic ON follows (topic, user_id)",
+        ]),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -7,18 +7,19 @@ public struct ActivitySnapshot: Sendable, Hashable {
     /// Empty when the row is pending and owned by someone other than the requested user:
     /// those tokens were registered by another user and are purged when the event applies.
     public var updateTokens: [UpdateToken]
-    /// The user's push-to-start token for the attributes type, used or not.
-    public var pushToStartToken: PushToStartToken?
+    /// The user's push-to-start tokens for the attributes type, one per device, used or
+    /// not, ordered by device id.
+    public var pushToStartTokens: [PushToStartToken]
     /// The user's preferences, ``UserPreferences/defaults`` if never set.
     public var preferences: UserPreferences
 
     public init(
         activity: ActivityRecord?, updateTokens: [UpdateToken],
-        pushToStartToken: PushToStartToken?, preferences: UserPreferences
+        pushToStartTokens: [PushToStartToken], preferences: UserPreferences
     ) {
         self.activity = activity
         self.updateTokens = updateTokens
-        self.pushToStartToken = pushToStartToken
+        self.pushToStartTokens = pushToStartTokens
         self.preferences = preferences
     }
 }

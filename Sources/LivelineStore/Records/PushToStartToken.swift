@@ -1,12 +1,15 @@
 import Foundation
 import LivelineModels
 
-/// The token that lets the server start an activity of one attributes type for one user.
+/// The token that lets the server start an activity of one attributes type on one of a
+/// user's devices. Each device has its own, so every device of the user can be started.
 ///
 /// APNs invalidates it once used, so `usedAt` marks it spent until the app registers a new one.
 public struct PushToStartToken: Sendable, Hashable, Codable {
     public var userID: String
     public var attributesType: String
+    /// The app's own id for the device; `default` for registrations that named none.
+    public var deviceID: String
     /// Lower-case hex.
     public var token: String
     public var registeredAt: Date
@@ -14,17 +17,25 @@ public struct PushToStartToken: Sendable, Hashable, Codable {
     public var usedAt: Date?
     /// Which APNs host accepts the token.
     public var environment: APNsEnvironment
+    /// The device's iOS version as the app reported it (`18.1`), nil if it did not: a
+    /// broadcast channel only reaches iOS 18 and later.
+    public var osVersion: String?
+
+    /// The device id of registrations that name none.
+    public static let defaultDeviceID = "default"
 
     public init(
-        userID: String, attributesType: String, token: String, registeredAt: Date, usedAt: Date? = nil,
-        environment: APNsEnvironment = .production
+        userID: String, attributesType: String, deviceID: String = PushToStartToken.defaultDeviceID, token: String,
+        registeredAt: Date, usedAt: Date? = nil, environment: APNsEnvironment = .production, osVersion: String? = nil
     ) {
         self.userID = userID
         self.attributesType = attributesType
+        self.deviceID = deviceID
         self.token = token
         self.registeredAt = registeredAt
         self.usedAt = usedAt
         self.environment = environment
+        self.osVersion = osVersion
     }
 
     /// Whether a start push may still be sent with it.

@@ -50,23 +50,48 @@ extension SQLiteLivelineStore {
     public func registerPushToStartToken(_ token: PushToStartToken) async throws {
         try await pool.write { db in
             try db.cachedStatement(sql: """
-                INSERT INTO push_to_start_tokens (user_id, attributes_type, token, registered_ms, used_ms, environment)
-                VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (user_id, attributes_type) DO UPDATE SET token = excluded.token,
-                    registered_ms = excluded.registered_ms, used_ms = excluded.used_ms, environment = excluded.environment
+                INSERT INTO push_to_start_tokens
+                    (user_id, attributes_type, device_id, token, registered_ms, used_ms, environment, os_version)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (user_id, attributes_type, device_id) DO UPDATE SET token = excluded.token,
+                    registered_ms = excluded.registered_ms, used_ms = excluded.used_ms, environment = excluded.environment,
+                    os_version = excluded.os_version
                 """).execute(arguments: [
-                    token.userID, token.attributesType, token.token, token.registeredAt.millisecondsSince1970,
-                    token.usedAt?.millisecondsSince1970, token.environment.rawValue,
+                    token.userID, token.attributesType, token.deviceID, token.token, token.registeredAt.millisecondsSince1970,
+                    token.usedAt?.millisecondsSince1970, token.environment.rawValue, token.osVersion,
                 ])
         }
     }
 
-    public func removePushToStartToken(userID: String, attributesType: String) async throws -> Bool {
+    public func removePushToStartTokens(userID: String, attributesType: String, deviceID: String?) async throws -> Int {
         try await pool.write { db in
             try db.execute(
-                sql: "DELETE FROM push_to_start_tokens WHERE user_id = ? AND attributes_type = ?",
-                arguments: [userID, attributesType])
+                sql: "DELETE FROM push_to_start_tokens WHERE user_id = ? AND attributes_type = ? AND (? IS NULL OR device_id = ?)",
+                arguments: [userID, attributesType, deviceID, deviceID])
+            return db.changesCount
+        }
+    }
+
+    public func follow(userID: String, topic: String, at: Date) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO follows (user_id, topic, followed_ms) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                arguments: [userID, topic, at.millisecondsSince1970])
             return db.changesCount > 0
+        }
+    }
+
+    public func unfollow(userID: String, topic: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM follows WHERE user_id = ? AND topic = ?", arguments: [userID, topic])
+            return db.changesCount > 0
+        }
+    }
+
+    public func follows(userID: String) async throws -> [Follow] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT topic, followed_ms FROM follows WHERE user_id = ? ORDER BY topic", arguments: [userID])
+                .map { Follow(topic: $0[0], followedAt: Date(millisecondsSince1970: $0[1])) }
         }
     }
 

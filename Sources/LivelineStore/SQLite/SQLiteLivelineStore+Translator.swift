@@ -37,18 +37,16 @@ extension SQLiteLivelineStore {
                     environment: APNsEnvironment(stored: row[4])))
             }
 
-            var pushToStart: [StartKey: PushToStartToken] = [:]
+            var pushToStart: [StartKey: [PushToStartToken]] = [:]
             let startRows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT p.user_id, p.attributes_type, p.token, p.registered_ms, p.used_ms, p.environment
+                SELECT \(Self.pushToStartColumns)
                 FROM json_each(?) AS j
                 JOIN push_to_start_tokens p ON p.user_id = j.value ->> 0 AND p.attributes_type = j.value ->> 1
+                ORDER BY p.user_id, p.attributes_type, p.device_id
                 """), arguments: [starts])
             while let row = try startRows.next() {
-                let token = PushToStartToken(
-                    userID: row[0], attributesType: row[1], token: row[2],
-                    registeredAt: Date(millisecondsSince1970: row[3]),
-                    usedAt: (row[4] as Int64?).map(Date.init(millisecondsSince1970:)), environment: APNsEnvironment(stored: row[5]))
-                pushToStart[StartKey(userID: token.userID, attributesType: token.attributesType)] = token
+                let token = Self.pushToStartToken(from: row)
+                pushToStart[StartKey(userID: token.userID, attributesType: token.attributesType), default: []].append(token)
             }
 
             var preferences: [String: UserPreferences] = [:]
@@ -69,7 +67,7 @@ extension SQLiteLivelineStore {
                 snapshots[request.activityID] = ActivitySnapshot(
                     activity: activity,
                     updateTokens: ownsTokens ? tokens[request.activityID] ?? [] : [],
-                    pushToStartToken: pushToStart[StartKey(userID: request.userID, attributesType: request.attributesType)],
+                    pushToStartTokens: pushToStart[StartKey(userID: request.userID, attributesType: request.attributesType)] ?? [],
                     preferences: preferences[request.userID] ?? .defaults)
             }
             return snapshots
@@ -207,13 +205,39 @@ extension SQLiteLivelineStore {
         }
     }
 
-    public func markPushToStartTokenUsed(userID: String, attributesType: String, token: String, at: Date) async throws -> Bool {
-        try await pool.write { db in
-            try db.execute(sql: """
+    public func markPushToStartTokensUsed(_ tokens: [String], attributesType: String, at: Date) async throws -> Set<String> {
+        guard !tokens.isEmpty else { return [] }
+        return try await pool.write { db in
+            let rows = try String.fetchAll(db.cachedStatement(sql: """
                 UPDATE push_to_start_tokens SET used_ms = ?
-                WHERE user_id = ? AND attributes_type = ? AND token = ? AND used_ms IS NULL
-                """, arguments: [at.millisecondsSince1970, userID, attributesType, token])
-            return db.changesCount > 0
+                WHERE attributes_type = ? AND used_ms IS NULL AND token IN (SELECT value FROM json_each(?))
+                RETURNING token
+                """), arguments: [at.millisecondsSince1970, attributesType, Self.json(tokens)])
+            return Set(rows)
         }
+    }
+
+    public func audience(topics: [String], attributesType: String) async throws -> [PushToStartToken] {
+        guard !topics.isEmpty else { return [] }
+        return try await pool.read { db in
+            try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT \(Self.pushToStartColumns)
+                FROM push_to_start_tokens p
+                WHERE p.attributes_type = ? AND p.used_ms IS NULL
+                  AND p.user_id IN (SELECT f.user_id FROM follows f WHERE f.topic IN (SELECT value FROM json_each(?)))
+                ORDER BY p.user_id, p.device_id
+                """), arguments: [attributesType, Self.json(topics)]).map(Self.pushToStartToken(from:))
+        }
+    }
+
+    static let pushToStartColumns =
+        "p.user_id, p.attributes_type, p.device_id, p.token, p.registered_ms, p.used_ms, p.environment, p.os_version"
+
+    static func pushToStartToken(from row: Row) -> PushToStartToken {
+        PushToStartToken(
+            userID: row[0], attributesType: row[1], deviceID: row[2], token: row[3],
+            registeredAt: Date(millisecondsSince1970: row[4]),
+            usedAt: (row[5] as Int64?).map(Date.init(millisecondsSince1970:)), environment: APNsEnvironment(stored: row[6]),
+            osVersion: row[7])
     }
 }

@@ -110,6 +110,34 @@ enum SQLiteSchema {
             ALTER TABLE update_tokens ADD COLUMN environment TEXT NOT NULL DEFAULT 'production';
             ALTER TABLE push_to_start_tokens ADD COLUMN environment TEXT NOT NULL DEFAULT 'production';
             """),
+        // Push-to-start tokens per device (every device of a user can be started, each once),
+        // with the device's iOS version for the broadcast gate; and the topics users follow.
+        // Tokens registered before were one per user and type: they become device 'default'.
+        Migration(version: 5, sql: """
+            CREATE TABLE push_to_start_devices (
+                user_id TEXT NOT NULL,
+                attributes_type TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                token TEXT NOT NULL,
+                registered_ms INTEGER NOT NULL,
+                used_ms INTEGER,
+                environment TEXT NOT NULL DEFAULT 'production',
+                os_version TEXT,
+                PRIMARY KEY (user_id, attributes_type, device_id)
+            ) WITHOUT ROWID;
+            INSERT INTO push_to_start_devices (user_id, attributes_type, device_id, token, registered_ms, used_ms, environment)
+                SELECT user_id, attributes_type, 'default', token, registered_ms, used_ms, environment FROM push_to_start_tokens;
+            DROP TABLE push_to_start_tokens;
+            ALTER TABLE push_to_start_devices RENAME TO push_to_start_tokens;
+            CREATE INDEX push_to_start_tokens_token ON push_to_start_tokens (token);
+            CREATE TABLE follows (
+                user_id TEXT NOT NULL,
+                topic TEXT NOT NULL,
+                followed_ms INTEGER NOT NULL,
+                PRIMARY KEY (user_id, topic)
+            ) WITHOUT ROWID;
+            CREATE INDEX follows_topic ON follows (topic, user_id);
+            """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

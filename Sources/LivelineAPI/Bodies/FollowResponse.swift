@@ -1,0 +1,12 @@
+import Foundation
+
+/// One topic the caller follows.
+struct FollowResponse: Encodable {
+    var topic: String
+    var followedAt: Date
+}
+
+/// `GET /v1/follows`.
+struct FollowsResponse: Encodable {
+    var follows: [FollowResponse]
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Hummingbird
+import LivelineStore
+
+/// The topics a user follows: a game that names one of them in its start event starts on
+/// every device of the user that has a push-to-start token.
+enum FollowRoutes {
+    static let routes: [APIRoute] = [
+        APIRoute(method: .get, path: "/v1/follows", handler: .authenticated(getFollows)),
+        APIRoute(method: .put, path: "/v1/follows/{topic}", handler: .authenticated(putFollow)),
+        APIRoute(method: .delete, path: "/v1/follows/{topic}", handler: .authenticated(deleteFollow)),
+    ]
+
+    @Sendable static func getFollows(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
+        let follows = try await services.store.follows(userID: user.id)
+        return try JSONResponse.make(FollowsResponse(follows: follows.map { FollowResponse(topic: $0.topic, followedAt: $0.followedAt) }))
+    }
+
+    /// 201 when the user starts following, 200 when they already did (idempotent).
+    @Sendable static func putFollow(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
+        let topic = try Validation.topic(try context.parameter("topic", where: Validation.isIdentifier), kinds: services.topicKinds)
+        let now = Date().roundedToMilliseconds
+        let created = try await services.store.follow(userID: user.id, topic: topic, at: now)
+        let followedAt = created ? now : try await services.store.follows(userID: user.id).first { $0.topic == topic }?.followedAt ?? now
+        return try JSONResponse.make(FollowResponse(topic: topic, followedAt: followedAt), status: created ? .created : .ok)
+    }
+
+    @Sendable static func deleteFollow(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
+        let topic = try Validation.topic(try context.parameter("topic", where: Validation.isIdentifier), kinds: services.topicKinds)
+        guard try await services.store.unfollow(userID: user.id, topic: topic) else {
+            throw APIError.notFound("you do not follow this topic")
+        }
+        return Response(status: .noContent)
+    }
+}
