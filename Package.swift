@@ -171,7 +171,7 @@ let package = Package(
             ]
         ),
         // What every benchmark prints about its own process: peak RSS, CPU time.
-        .target(name: "LivelineBenchSupport", dependencies: ["LivelineProducer", "LivelineModels"]),
+        .target(name: "LivelineBenchSupport", dependencies: ["LivelineCore", "LivelineProducer", "LivelineModels"]),
         .executableTarget(
             name: "translator-bench",
             dependencies: [

@@ -3,7 +3,7 @@ import Foundation
 /// One push the simulator accepted, as a device or channel would have received it.
 public struct APNsSimulatorDelivery: Sendable, Hashable {
     /// The device token or channel id it was addressed to.
-    public let recipient: String
+    public internal(set) var recipient: String
     /// The payload bytes exactly as received.
     public let payload: [UInt8]
     /// Every non-pseudo header except `authorization`, lowercased names.

@@ -110,8 +110,14 @@ final class SimulatorCore: Sendable {
         guard Base64URL.decode(channelID) != nil || Data(base64Encoded: channelID) != nil else {
             return finish(.error(400, "BadChannelId", id: idHeader), authenticated: true)
         }
-        let exists = state.withLockedValue { $0.channels[channelID]?.bundleID == bundleID }
-        guard exists else { return finish(.error(400, "ChannelNotRegistered", id: idHeader), authenticated: true) }
+        let channel = state.withLockedValue { $0.channels[channelID] }
+        guard let channel, channel.bundleID == bundleID else {
+            return finish(.error(400, "ChannelNotRegistered", id: idHeader), authenticated: true)
+        }
+        // Apple: a broadcast carries apns-expiration, and 0 on a channel that stores no message.
+        guard let expiration = headers.first(name: "apns-expiration").flatMap({ Int64($0) }), expiration >= 0,
+            channel.storagePolicy != 0 || expiration == 0
+        else { return finish(.error(400, "BadExpirationDate", id: idHeader), authenticated: true) }
         if let pushType = headers.first(name: "apns-push-type"), pushType != "liveactivity" {
             return finish(.error(400, "InvalidPushType", id: idHeader), authenticated: true)
         }
@@ -189,6 +195,7 @@ final class SimulatorCore: Sendable {
                 if isDelete {
                     state.channels[channelID] = nil
                     state.channelOrder.removeAll { $0 == channelID }
+                    state.listeners[channelID] = nil
                 }
                 return channel
             }
@@ -343,6 +350,9 @@ final class SimulatorCore: Sendable {
                 apnsID: idHeader.1,
                 receivedAt: Date()
             ) : nil
+        // A start that names `input-push-channel` makes the device listen to that channel; an
+        // end on a channel stops its listeners. Parsed only when the bytes say so.
+        let listening = Self.channelChange(request.body, isChannel: isChannel)
         var reply = state.withLockedValue { state -> SimulatorReply in
             let fault = state.takeFault(forDevice: isChannel ? nil : recipient)
             var delay = 0
@@ -364,8 +374,21 @@ final class SimulatorCore: Sendable {
             if let delivery {
                 if isChannel {
                     state.channelDeliveries[recipient, default: []].append(delivery)
+                    // What each listening phone shows: the broadcast, under its own token.
+                    for token in state.listeners[recipient] ?? [] {
+                        var shown = delivery
+                        shown.recipient = token
+                        state.deviceDeliveries[token, default: []].append(shown)
+                    }
                 } else {
                     state.deviceDeliveries[recipient, default: []].append(delivery)
+                }
+            }
+            if let listening {
+                if isChannel {
+                    state.listeners[recipient] = nil  // the activities ended
+                } else if state.channels[listening] != nil {
+                    state.listeners[listening, default: []].insert(recipient)
                 }
             }
             state.count(status: 200)
@@ -377,6 +400,28 @@ final class SimulatorCore: Sendable {
             reply.headers.append(("apns-unique-id", UUID().uuidString.lowercased()))
         }
         return reply
+    }
+
+    /// For a device push, the channel a start tells the new activity to listen on; for a
+    /// broadcast, the channel id marker `""` when it ends the activities. nil otherwise.
+    private static func channelChange(_ body: ByteBuffer?, isChannel: Bool) -> String? {
+        guard let body else { return nil }
+        let bytes = Array(body.readableBytesView)
+        let marker = isChannel ? Array(#""end""#.utf8) : Array("input-push-channel".utf8)
+        guard contains(bytes, marker),
+            let aps = (try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["aps"] as? [String: Any]
+        else { return nil }
+        if isChannel { return aps["event"] as? String == "end" ? "" : nil }
+        guard aps["event"] as? String == "start" else { return nil }
+        return aps["input-push-channel"] as? String
+    }
+
+    private static func contains(_ bytes: [UInt8], _ marker: [UInt8]) -> Bool {
+        guard bytes.count >= marker.count else { return false }
+        for start in 0...(bytes.count - marker.count) where bytes[start] == marker[0] {
+            if bytes[start..<(start + marker.count)].elementsEqual(marker) { return true }
+        }
+        return false
     }
 
     private static func reply(for fault: APNsSimulatorFault, idHeader: (String, String)) -> SimulatorReply {

@@ -23,6 +23,9 @@ struct SimulatorState: Sendable {
     var channels: [String: Channel] = [:]
     /// Channel ids in creation order, for stable listing.
     var channelOrder: [String] = []
+    /// Channel id → the device tokens whose activity was started with it as
+    /// `input-push-channel` and has not ended: each broadcast reaches them too.
+    var listeners: [String: Set<String>] = [:]
     var deviceFaults: [String: DeviceFault] = [:]
     var randomFaults: [(fault: APNsSimulatorFault, probability: Double)] = []
     var statistics = APNsSimulatorStatistics()

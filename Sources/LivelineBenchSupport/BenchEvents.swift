@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCore
 import LivelineModels
 import LivelineProducer
 
@@ -14,6 +15,22 @@ public struct BenchEvents: Sendable {
     public init(run: String = "") {
         self.run = run
         tokenSeed = run.isEmpty ? 0 : UInt32.random(in: 1...UInt32.max)
+    }
+
+    /// The standard domains, except that a score activity is one user's, on device tokens:
+    /// the benchmarks give every activity one device, so each event is one job and one push
+    /// the loss ledger can follow. (A game for many fans has a benchmark of its own.)
+    public static func translatorConfiguration(bundleId: String = "com.example.liveline") -> TranslatorConfiguration {
+        var configuration = TranslatorConfiguration.standard(bundleId: bundleId)
+        configuration.domains = configuration.domains.map { domain in
+            var domain = domain
+            if domain.name == "score" {
+                domain.shared = false
+                domain.delivery = .deviceTokens
+            }
+            return domain
+        }
+        return configuration
     }
 
     public static func domain(of activity: Int) -> String { ["ride", "delivery", "score"][activity % 3] }

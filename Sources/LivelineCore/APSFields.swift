@@ -16,6 +16,8 @@ struct APSFields: Hashable, Sendable {
     var attributesType: String?
     /// Only on `start`: asks iOS 18 to report the new activity's update token.
     var inputPushToken: Bool = false
+    /// Only on a shared activity's `start`: the broadcast channel the new activity listens on.
+    var inputPushChannel: String? = nil
 }
 
 /// An alert after its template was filled in.
@@ -64,6 +66,10 @@ extension APSFields {
         }
         writer.raw(#","event":"#)
         writer.string(event.rawValue)
+        if let inputPushChannel {
+            writer.raw(#","input-push-channel":"#)
+            writer.string(inputPushChannel)
+        }
         if inputPushToken { writer.raw(#","input-push-token":1"#) }
         if let relevanceScore {
             writer.raw(#","relevance-score":"#)

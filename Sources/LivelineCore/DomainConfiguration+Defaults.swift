@@ -80,8 +80,9 @@ extension DomainConfiguration {
         )
     }
 
-    /// Game scores: a score change alerts at 10; clock ticks are routine; final ends
-    /// and stays 30 min; postponed/cancelled end immediately with an alert.
+    /// Game scores: a shared activity per game, broadcast on its channel; a score change
+    /// alerts at 10; clock ticks are routine; final ends and stays 30 min;
+    /// postponed/cancelled end immediately with an alert.
     public static func score(bundleId: String, finalDismissalSeconds: Int64 = 1_800) -> DomainConfiguration {
         let postponedAlert = AlertTemplate(
             title: "{homeTeam.abbreviation} vs {awayTeam.abbreviation}",
@@ -90,6 +91,8 @@ extension DomainConfiguration {
         )
         return DomainConfiguration(
             name: "score", kind: .score, attributesType: "ScoreAttributes", bundleId: bundleId,
+            // A game is one activity for all its fans, on one broadcast channel.
+            delivery: .channel, shared: true,
             policy: DomainPolicy(
                 staleAfterSeconds: 300,
                 relevanceScore: 50,

@@ -3,7 +3,9 @@
 /// A new domain is a new `DomainConfiguration` with `kind: generic`, no code.
 ///
 /// JSON keys: `name`, `kind`, `attributesType`, `bundleId` (required), `delivery`
-/// (default `deviceTokens`), `policy` (default: an empty ``DomainPolicy``).
+/// (default `deviceTokens`), `shared` (default false), `channel` (default: a
+/// ``ChannelPolicy`` that stores nothing and needs iOS 18), `policy` (default: an empty
+/// ``DomainPolicy``).
 public struct DomainConfiguration: Hashable, Sendable {
     /// The routing prefix and CloudEvents `type` prefix, e.g. `ride`.
     public var name: String
@@ -16,16 +18,27 @@ public struct DomainConfiguration: Hashable, Sendable {
     public var bundleId: String
     /// Device tokens or a broadcast channel.
     public var delivery: DeliveryMode
+    /// Whether an activity is shared by many users (a game) rather than owned by one (a
+    /// ride). A shared activity has no owner: any user may follow it, its start goes to the
+    /// followers of the topics its start event names, and events need no `userId`.
+    public var shared: Bool
+    /// The broadcast channel's settings, for `delivery: channel`.
+    public var channel: ChannelPolicy
     /// The push policy.
     public var policy: DomainPolicy
 
     /// Creates a domain configuration.
-    public init(name: String, kind: DomainKind, attributesType: String, bundleId: String, delivery: DeliveryMode = .deviceTokens, policy: DomainPolicy) {
+    public init(
+        name: String, kind: DomainKind, attributesType: String, bundleId: String, delivery: DeliveryMode = .deviceTokens,
+        shared: Bool = false, channel: ChannelPolicy = ChannelPolicy(), policy: DomainPolicy
+    ) {
         self.name = name
         self.kind = kind
         self.attributesType = attributesType
         self.bundleId = bundleId
         self.delivery = delivery
+        self.shared = shared
+        self.channel = channel
         self.policy = policy
     }
 
@@ -34,7 +47,7 @@ public struct DomainConfiguration: Hashable, Sendable {
 }
 
 extension DomainConfiguration: Codable {
-    private enum Keys: String, CodingKey { case name, kind, attributesType, bundleId, delivery, policy }
+    private enum Keys: String, CodingKey { case name, kind, attributesType, bundleId, delivery, shared, channel, policy }
 
     /// Decodes with the documented defaults for absent keys.
     public init(from decoder: any Decoder) throws {
@@ -45,6 +58,8 @@ extension DomainConfiguration: Codable {
             attributesType: try container.decode(String.self, forKey: .attributesType),
             bundleId: try container.decode(String.self, forKey: .bundleId),
             delivery: try container.decodeIfPresent(DeliveryMode.self, forKey: .delivery) ?? .deviceTokens,
+            shared: try container.decodeIfPresent(Bool.self, forKey: .shared) ?? false,
+            channel: try container.decodeIfPresent(ChannelPolicy.self, forKey: .channel) ?? ChannelPolicy(),
             policy: try container.decodeIfPresent(DomainPolicy.self, forKey: .policy) ?? DomainPolicy()
         )
     }
@@ -57,6 +72,8 @@ extension DomainConfiguration: Codable {
         try container.encode(attributesType, forKey: .attributesType)
         try container.encode(bundleId, forKey: .bundleId)
         try container.encode(delivery, forKey: .delivery)
+        try container.encode(shared, forKey: .shared)
+        try container.encode(channel, forKey: .channel)
         try container.encode(policy, forKey: .policy)
     }
 }

@@ -54,6 +54,12 @@ public struct DomainEvent: Hashable, Sendable {
         get { storage.fields.attributes }
         set { unique().fields.attributes = newValue }
     }
+    /// `data.topics`: on a shared activity's start, the topics whose followers it starts
+    /// for (`team:arsenal`, `league:epl`); nil when absent.
+    public var topics: [String]? {
+        get { storage.fields.topics }
+        set { unique().fields.topics = newValue }
+    }
     /// `data.message`: free text for alerts, e.g. why a ride failed.
     public var message: String? {
         get { storage.fields.message }
@@ -72,12 +78,12 @@ public struct DomainEvent: Hashable, Sendable {
     public init(
         envelope: CloudEvent, domain: String, name: String, activityId: String, userId: String,
         status: String, contentState: JSONValue, attributes: JSONValue?, message: String?,
-        contentStateJSON: Data? = nil
+        contentStateJSON: Data? = nil, topics: [String]? = nil
     ) {
         storage = Storage(Fields(
             envelope: envelope, domain: domain, name: name, activityId: activityId, userId: userId, status: status,
             contentState: contentState, contentStateJSON: contentStateJSON ?? JSONValue.encoded(contentState),
-            attributes: attributes, message: message, priorityCap: nil))
+            attributes: attributes, topics: topics, message: message, priorityCap: nil))
     }
 
     /// The event id (`envelope.id`).
@@ -111,6 +117,7 @@ public struct DomainEvent: Hashable, Sendable {
         var contentState: JSONValue
         var contentStateJSON: Data
         var attributes: JSONValue?
+        var topics: [String]?
         var message: String?
         var priorityCap: PushPriority?
     }

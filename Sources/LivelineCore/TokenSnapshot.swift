@@ -10,12 +10,26 @@ public struct TokenSnapshot: Codable, Hashable, Sendable {
     /// The tokens among these registered for APNs' sandbox (development builds); every
     /// other token is production's. Lower-case hex.
     public var sandboxTokens: Set<String>
+    /// A shared activity's live broadcast channel id, once created.
+    public var channelID: String?
+    /// For a shared activity's start (an event with `topics`): the unused push-to-start
+    /// tokens of every device whose user follows one of the topics, one per device.
+    public var audience: [String]
+    /// The iOS version each device reported with its token (`18.1`), by lower-case token;
+    /// absent for devices that reported none.
+    public var osVersions: [String: String]
 
     /// Creates a token snapshot.
-    public init(updateTokens: [String] = [], pushToStartTokens: [String] = [], sandboxTokens: Set<String> = []) {
+    public init(
+        updateTokens: [String] = [], pushToStartTokens: [String] = [], sandboxTokens: Set<String> = [],
+        channelID: String? = nil, audience: [String] = [], osVersions: [String: String] = [:]
+    ) {
         self.updateTokens = updateTokens
         self.pushToStartTokens = pushToStartTokens
         self.sandboxTokens = sandboxTokens
+        self.channelID = channelID
+        self.audience = audience
+        self.osVersions = osVersions
     }
 
     /// The APNs environment of `token` (lower-case hex).

@@ -3,10 +3,11 @@ import Foundation
 extension Translator {
     /// Reads an event off the wire and checks its `data` against the domain.
     ///
-    /// `data` shape (all domains): `activityId` and `userId` (non-empty strings),
-    /// `contentState` (object, the full current state), optional `attributes`
-    /// (object; needed for push-to-start), optional `message` (string, for alerts);
-    /// generic domains also need `status` (string).
+    /// `data` shape (all domains): `activityId` and `userId` (non-empty strings; a shared
+    /// domain's events need no `userId`), `contentState` (object, the full current state),
+    /// optional `attributes` (object; needed for push-to-start), optional `topics` (a
+    /// non-empty array of `<kind>:<id>` strings: a shared activity's start), optional
+    /// `message` (string, for alerts); generic domains also need `status` (string).
     public func parse(_ body: Data) throws(EventError) -> DomainEvent {
         try domainEvent(from: parser.parse(body))
     }
@@ -24,7 +25,10 @@ extension Translator {
         }
 
         let activityId = try CloudEventParser.requiredString("activityId", in: data, prefix: "data.")
-        let userId = try CloudEventParser.requiredString("userId", in: data, prefix: "data.")
+        let userId = domain.configuration.shared
+            ? try CloudEventParser.optionalString("userId", in: data, prefix: "data.") ?? ""
+            : try CloudEventParser.requiredString("userId", in: data, prefix: "data.")
+        let topics = try Self.topics(in: data)
         guard let rawState = data["contentState"] else { throw .missingField("data.contentState") }
         guard case .object(let stateFields) = rawState else {
             throw .mistypedField("data.contentState", expected: "an object", found: rawState.typeName)
@@ -46,7 +50,47 @@ extension Translator {
         return DomainEvent(
             envelope: envelope, domain: domainName, name: String(typeParts[1]), activityId: activityId,
             userId: userId, status: status, contentState: contentState.value, attributes: attributes, message: message,
-            contentStateJSON: contentState.bytes
+            contentStateJSON: contentState.bytes, topics: topics
         )
+    }
+
+    /// The largest number of topics one start may name.
+    public static let maximumTopics = 32
+
+    /// `data.topics`: nil when absent; otherwise 1 to ``maximumTopics`` distinct `<kind>:<id>` strings.
+    static func topics(in data: [String: JSONValue]) throws(EventError) -> [String]? {
+        guard let value = data["topics"], value != .null else { return nil }
+        guard case .array(let items) = value else {
+            throw .mistypedField("data.topics", expected: "an array of strings", found: value.typeName)
+        }
+        guard (1...maximumTopics).contains(items.count) else {
+            throw .invalidField("data.topics", reason: "must name 1 to \(maximumTopics) topics, not \(items.count)")
+        }
+        var topics: [String] = []
+        for item in items {
+            guard case .string(let topic) = item else {
+                throw .mistypedField("data.topics", expected: "an array of strings", found: "an array holding \(item.typeName)")
+            }
+            guard isTopic(topic) else {
+                throw .invalidField("data.topics", reason: "\"\(topic.prefix(64))\" is not <kind>:<id>, e.g. team:arsenal")
+            }
+            if !topics.contains(topic) { topics.append(topic) }
+        }
+        return topics
+    }
+
+    /// `<kind>:<id>`: at most 128 of `A-Z a-z 0-9 . _ ~ : -`, with a colon that is neither first nor last.
+    static func isTopic(_ text: String) -> Bool {
+        guard (3...128).contains(text.utf8.count), let colon = text.firstIndex(of: ":"),
+            colon != text.startIndex, text.index(after: colon) != text.endIndex
+        else { return false }
+        return text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: ":"), UInt8(ascii: "-"):
+                true
+            default: false
+            }
+        }
     }
 }

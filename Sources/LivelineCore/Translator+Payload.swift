@@ -6,7 +6,8 @@ extension Translator {
 
     /// Builds the payload and checks that it fits APNs' 4096 bytes (`payload-too-large`).
     static func payload(
-        for event: DomainEvent, route: Route, style: PushStyle, previous: ActivitySnapshot?, snapshot: ActivitySnapshot,
+        for event: DomainEvent, route: Route, inputPushChannel: String? = nil, style: PushStyle, previous: ActivitySnapshot?,
+        snapshot: ActivitySnapshot,
         statusPolicy: StatusPolicy, notes: inout [String]
     ) -> Result<(APSFields, Data), TranslationDecision.Rejection> {
         let eventSeconds = event.time.unixSeconds
@@ -29,7 +30,9 @@ extension Translator {
             dismissalDate: route.event == .end ? LifecycleGuard.dismissalDate(statusPolicy.dismissal, endSeconds: eventSeconds) : nil,
             alert: alert,
             attributesType: isStart ? snapshot.attributesType : nil,
-            inputPushToken: isStart
+            // On a channel the activity needs no token of its own; elsewhere iOS 18 reports it.
+            inputPushToken: isStart && inputPushChannel == nil,
+            inputPushChannel: isStart ? inputPushChannel : nil
         )
         // Content-state and attributes are canonical since parsing: the model's own
         // encoding, checked to decode back (ContentStateContract).

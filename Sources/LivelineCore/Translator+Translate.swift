@@ -21,7 +21,7 @@ extension Translator {
         }
         let configuration = domain.configuration
         let nowTime = EventTime(now)
-        if let activity, activity.domain != event.domain || activity.userId != event.userId {
+        if let activity, activity.domain != event.domain || (!configuration.shared && activity.userId != event.userId) {
             let message = "activity \(activity.id) belongs to domain \(activity.domain) and user \(activity.userId), "
                 + "not \(event.domain) and \(event.userId)"
             return .deadLetter(.init(reason: .invalidEvent, message: message, traceNotes: notes))
@@ -38,6 +38,11 @@ extension Translator {
             snapshot.endReason = "lifetime"
             let message = "activity started at \(startedAt); iOS ended it after 8 hours, so nothing more is sent"
             return .drop(.init(reason: .pastLifetime, message: message, newSnapshot: snapshot, traceNotes: notes))
+        }
+
+        if configuration.shared, event.topics != nil, activity?.pushToStartSentAt == nil, snapshot.attributes == nil {
+            let message = "a start names topics but activity \(event.activityId) has no attributes: send them with the start"
+            return .deadLetter(.init(reason: .invalidEvent, message: message, traceNotes: notes))
         }
 
         let route: Route
@@ -63,32 +68,54 @@ extension Translator {
         case .failure(let rejection): return .deadLetter(rejection)
         }
 
-        let fields: APSFields
-        let payload: Data
-        switch Self.payload(for: event, route: route, style: style, previous: activity, snapshot: snapshot,
-                            statusPolicy: statusPolicy, notes: &notes) {
-        case .success(let built): (fields, payload) = built
-        case .failure(let rejection): return .deadLetter(rejection)
+        // One payload per variant: a shared start differs only in `input-push-channel`.
+        var variants: [(targets: [PushTarget], channel: String?)] = []
+        if !route.targets.isEmpty { variants.append((route.targets, route.inputPushChannel)) }
+        if !route.withoutChannel.isEmpty { variants.append((route.withoutChannel, nil)) }
+        var fields: APSFields?
+        var jobs: [PushJob] = []
+        for variant in variants {
+            let built: (APSFields, Data)
+            switch Self.payload(for: event, route: route, inputPushChannel: variant.channel, style: style, previous: activity,
+                                snapshot: snapshot, statusPolicy: statusPolicy, notes: &notes) {
+            case .success(let success): built = success
+            case .failure(let rejection): return .deadLetter(rejection)
+            }
+            fields = built.0
+            jobs += variant.targets.map { target in
+                let jobId = JobIdentity.jobId(eventId: event.id, target: target)
+                return PushJob(
+                    jobId: jobId, apnsId: JobIdentity.apnsId(jobId: jobId), activityId: event.activityId,
+                    domain: event.domain, eventId: event.id, eventTime: event.time, userId: event.userId,
+                    attributesType: snapshot.attributesType, target: target, bundleId: configuration.bundleId,
+                    priority: style.priority, expiration: Self.expiration(of: target, staleDate: built.0.staleDate, configuration: configuration),
+                    event: route.event, payload: built.1, isTerminal: route.event == .end, sequence: event.time.millisecondsSince1970
+                )
+            }
+        }
+        guard let fields else {
+            return .drop(.init(reason: .noTarget, message: "no target", newSnapshot: snapshot, traceNotes: notes))
         }
 
         snapshot.lastPushTimestamp = fields.timestamp
         if route.event == .start { snapshot.pushToStartSentAt = event.time }
-        let jobs = route.targets.map { target in
-            let jobId = JobIdentity.jobId(eventId: event.id, target: target)
-            return PushJob(
-                jobId: jobId, apnsId: JobIdentity.apnsId(jobId: jobId), activityId: event.activityId,
-                domain: event.domain, eventId: event.id, eventTime: event.time, userId: event.userId,
-                attributesType: snapshot.attributesType, target: target, bundleId: configuration.bundleId,
-                priority: style.priority, expiration: fields.staleDate, event: route.event, payload: payload,
-                isTerminal: route.event == .end, sequence: event.time.millisecondsSince1970
-            )
-        }
-        notes.append("\(jobs.count) job(s) at priority \(style.priority.rawValue): \(route.targets.map(\.logDescription).joined(separator: ", "))")
+        let described = jobs.count > 8
+            ? "\(jobs.count) devices"
+            : jobs.map(\.target.logDescription).joined(separator: ", ")
+        notes.append("\(jobs.count) job(s) at priority \(style.priority.rawValue): \(described)")
         return .send(.init(
             jobs: jobs, newSnapshot: snapshot, newBudget: newBudget,
             consumedPushToStart: route.consumedPushToStart, traceNotes: notes,
             downgraded: style.priority < demanded
         ))
+    }
+
+    /// `apns-expiration`: the stale date for a device (nil: store until delivered). A
+    /// broadcast's agrees with its channel's storage: 0 on a channel that stores nothing,
+    /// otherwise the stale date (0 without one).
+    static func expiration(of target: PushTarget, staleDate: Int64?, configuration: DomainConfiguration) -> Int64? {
+        guard case .channel = target else { return staleDate }
+        return configuration.channel.storesLatestMessage ? staleDate ?? 0 : 0
     }
 
     /// The activity with the event applied.

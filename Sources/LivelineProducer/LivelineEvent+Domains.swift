@@ -22,13 +22,16 @@ extension LivelineEvent {
                   state: state, attributes: attributes, message: message)
     }
 
-    /// A sports-score change.
+    /// A game's change. A game is shared by its fans, so it names no user. Its start
+    /// names `topics` (the teams and the league, as `team:arsenal`): every device of every
+    /// follower with a push-to-start token gets the start, and listens to the game's channel.
     public static func score(
-        activityId: String, userId: String, state: ScoreAttributes.ContentState, attributes: ScoreAttributes? = nil,
-        message: String? = nil, name: String = "status", id: String = UUID().uuidString.lowercased(), time: Date = Date()
+        activityId: String, userId: String? = nil, state: ScoreAttributes.ContentState, attributes: ScoreAttributes? = nil,
+        topics: [String]? = nil, message: String? = nil, name: String = "status", id: String = UUID().uuidString.lowercased(),
+        time: Date = Date()
     ) throws -> LivelineEvent {
         try typed(domain: "score", name: name, id: id, time: time, activityId: activityId, userId: userId,
-                  state: state, attributes: attributes, message: message)
+                  state: state, attributes: attributes, message: message, topics: topics)
     }
 
     /// A change in a domain configured as data (no Swift model): the content-state and
@@ -48,13 +51,12 @@ extension LivelineEvent {
     }
 
     private static func typed<State: Encodable, Attributes: Encodable>(
-        domain: String, name: String, id: String, time: Date, activityId: String, userId: String,
-        state: State, attributes: Attributes?, message: String?
+        domain: String, name: String, id: String, time: Date, activityId: String, userId: String?,
+        state: State, attributes: Attributes?, message: String?, topics: [String]? = nil
     ) throws -> LivelineEvent {
-        var data: [String: JSONValue] = [
-            "activityId": .string(activityId), "userId": .string(userId),
-            "contentState": try modelJSON(state),
-        ]
+        var data: [String: JSONValue] = ["activityId": .string(activityId), "contentState": try modelJSON(state)]
+        if let userId { data["userId"] = .string(userId) }
+        if let topics { data["topics"] = .array(topics.map(JSONValue.string)) }
         if let attributes { data["attributes"] = try modelJSON(attributes) }
         if let message { data["message"] = .string(message) }
         return LivelineEvent(id: id, domain: domain, name: name, time: time, data: .object(data))

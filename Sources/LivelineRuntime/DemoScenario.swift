@@ -6,11 +6,17 @@ import LivelineStore
 
 /// The demo producers: a ride, a food delivery and a football game, each told from start
 /// to end as its domain service would publish it, plus one malformed event.
+///
+/// The game is shared by its fans: they follow teams, its start reaches every device of
+/// every follower by push-to-start into the game's broadcast channel, and every goal and
+/// the final whistle is one broadcast.
 struct DemoScenario: Sendable {
     struct DemoDevice: Sendable {
         var label: String
         var token: String
         var activityID: String
+        /// A fan's device, started by the game rather than by its app.
+        var isFan = false
     }
 
     let rideID: String
@@ -18,11 +24,14 @@ struct DemoScenario: Sendable {
     let gameID: String
     let rider: String
     let foodie: String
-    let fan: String
+    let fans: [String]
     let riderPhone = DemoScenario.token()
     let riderWatch = DemoScenario.token()
     let foodiePhone = DemoScenario.token()
-    let fanPhone = DemoScenario.token()
+    /// Two devices of the first fan, one of the second.
+    let fanDevices = [DemoScenario.token(), DemoScenario.token(), DemoScenario.token()]
+    /// What the game's start names: whoever follows one of them is started.
+    static let gameTopics = ["team:arsenal", "team:chelsea", "league:premier-league"]
 
     init(userSuffix: String) {
         rideID = "ride-\(userSuffix)"
@@ -30,7 +39,7 @@ struct DemoScenario: Sendable {
         gameID = "game-\(userSuffix)"
         rider = "rider-\(userSuffix)"
         foodie = "foodie-\(userSuffix)"
-        fan = "fan-\(userSuffix)"
+        fans = ["fan-a-\(userSuffix)", "fan-b-\(userSuffix)"]
     }
 
     var devices: [DemoDevice] {
@@ -38,13 +47,18 @@ struct DemoScenario: Sendable {
             DemoDevice(label: "ride \(rideID), \(rider)'s iPhone", token: riderPhone, activityID: rideID),
             DemoDevice(label: "ride \(rideID), \(rider)'s iPad", token: riderWatch, activityID: rideID),
             DemoDevice(label: "delivery \(deliveryID), \(foodie)'s iPhone", token: foodiePhone, activityID: deliveryID),
-            DemoDevice(label: "game \(gameID), \(fan)'s iPhone (push-to-start)", token: fanPhone, activityID: gameID),
+            DemoDevice(label: "game \(gameID), \(fans[0])'s iPhone (follows Arsenal)", token: fanDevices[0], activityID: gameID, isFan: true),
+            DemoDevice(label: "game \(gameID), \(fans[0])'s iPad (follows Arsenal)", token: fanDevices[1], activityID: gameID, isFan: true),
+            DemoDevice(
+                label: "game \(gameID), \(fans[1])'s iPhone (follows Chelsea and the league)", token: fanDevices[2],
+                activityID: gameID, isFan: true),
         ]
     }
 
     /// What the apps would do through the api: the rider's two devices and the foodie's phone
-    /// registered update tokens for activities they started; the fan only has a
-    /// push-to-start token, so the game's first event starts the activity remotely.
+    /// registered update tokens for activities they started; each fan's devices registered
+    /// push-to-start tokens, and the fans follow their teams (the second fan follows two of
+    /// the game's topics, and still gets one start per device).
     func registerDevices(in store: any ActivityStore) async throws {
         let now = Date()
         for (device, token) in [("phone", riderPhone), ("ipad", riderWatch)] {
@@ -55,8 +69,13 @@ struct DemoScenario: Sendable {
         _ = try await store.registerUpdateToken(
             .init(activityID: deliveryID, deviceID: "phone", userID: foodie, token: foodiePhone, domain: "delivery",
                   attributesType: "DeliveryAttributes", at: now))
-        try await store.registerPushToStartToken(
-            .init(userID: fan, attributesType: "ScoreAttributes", token: fanPhone, registeredAt: now))
+        for (fan, device, token) in [(fans[0], "phone", fanDevices[0]), (fans[0], "ipad", fanDevices[1]), (fans[1], "phone", fanDevices[2])] {
+            try await store.registerPushToStartToken(
+                .init(userID: fan, attributesType: "ScoreAttributes", deviceID: device, token: token, registeredAt: now, osVersion: "18.1"))
+        }
+        _ = try await store.follow(userID: fans[0], topic: "team:arsenal", at: now)
+        _ = try await store.follow(userID: fans[1], topic: "team:chelsea", at: now)
+        _ = try await store.follow(userID: fans[1], topic: "league:premier-league", at: now)
     }
 
     func publish(with publisher: EventPublisher, badEventTo exchange: String) async throws {
@@ -77,7 +96,16 @@ struct DemoScenario: Sendable {
             gameId: gameID, league: "Premier League", homeTeam: .init(name: "Arsenal", abbreviation: "ARS"),
             awayTeam: .init(name: "Chelsea", abbreviation: "CHE"))
 
-        for index in 0..<max(rideSteps.count, steps.count) {
+        // The game: its channel opens with the first event; kick-off starts it on every
+        // fan's device; two goals and the final whistle are broadcasts.
+        let gameSteps: [(ScoreAttributes.ContentState, [String]?)] = [
+            (.init(homeScore: 0, awayScore: 0, period: "1st half", clock: "0'", status: .scheduled, lastPlay: nil), nil),
+            (.init(homeScore: 0, awayScore: 0, period: "1st half", clock: "0'", status: .live, lastPlay: "Kick-off"), Self.gameTopics),
+            (.init(homeScore: 1, awayScore: 0, period: "1st half", clock: "23'", status: .live, lastPlay: "Goal: Saka"), nil),
+            (.init(homeScore: 1, awayScore: 1, period: "2nd half", clock: "67'", status: .live, lastPlay: "Goal: Palmer"), nil),
+            (.init(homeScore: 2, awayScore: 1, period: "2nd half", clock: "90'", status: .final, lastPlay: "Full time"), nil),
+        ]
+        for index in 0..<max(rideSteps.count, steps.count, gameSteps.count) {
             var events: [LivelineEvent] = []
             if index < rideSteps.count {
                 let (status, miles) = rideSteps[index]
@@ -90,10 +118,10 @@ struct DemoScenario: Sendable {
                 let state = DeliveryAttributes.ContentState(driverName: "Alex", estimatedDeliveryTime: window, currentStep: steps[index])
                 events.append(try .delivery(activityId: deliveryID, userId: foodie, state: state, attributes: delivery, time: next()))
             }
-            if index == 0 {
-                let state = ScoreAttributes.ContentState(
-                    homeScore: 0, awayScore: 0, period: "1st half", clock: "0'", status: .live, lastPlay: "Kick-off")
-                events.append(try .score(activityId: gameID, userId: fan, state: state, attributes: game, time: next()))
+            if index < gameSteps.count {
+                let (state, topics) = gameSteps[index]
+                events.append(try .score(
+                    activityId: gameID, state: state, attributes: index < 2 ? game : nil, topics: topics, time: next()))
             }
             try await publisher.publish(contentsOf: events)
             // Paced like real life (compressed), so each step is its own push, not coalesced.

@@ -37,13 +37,26 @@ public struct Quickstart: Sendable {
         public var deliveries: [APNsSimulatorDelivery]
     }
 
+    /// The game's broadcast channel as the run left it.
+    public struct GameChannel: Sendable {
+        public var id: String
+        /// What APNs received on it, in order.
+        public var broadcasts: [APNsSimulatorDelivery]
+        /// Deleted at APNs and marked deleted in the store after the final whistle.
+        public var deleted: Bool
+    }
+
     /// What happened, for printing and for tests.
     public struct Report: Sendable, CustomStringConvertible {
         public var devices: [Device]
+        /// The game's channel, once opened.
+        public var channel: GameChannel?
         /// The SQLite file that keeps the run's dead letters and traces.
         public var storePath: String
         public var deadLetterReasons: [String: Int]
-        /// Every device got its pushes, ending with `end`, and the bad event was dead-lettered.
+        /// Every device got its pushes, ending with `end`; every fan's device was started
+        /// once into the game's channel and then saw each broadcast and the end; the channel
+        /// was deleted; and the bad event was dead-lettered.
         public var succeeded: Bool
 
         public var description: String {
@@ -54,10 +67,27 @@ public struct Quickstart: Sendable {
                 for delivery in device.deliveries { lines.append("    " + Self.summary(of: delivery)) }
             }
             lines.append("")
+            if let channel {
+                lines.append("  game channel \(channel.id) — \(channel.broadcasts.count) broadcast(s), \(channel.deleted ? "deleted after the end" : "STILL OPEN")")
+                for broadcast in channel.broadcasts { lines.append("    " + Self.summary(of: broadcast)) }
+                lines.append("  starts per device:")
+                for device in devices {
+                    let starts = device.deliveries.filter { Self.aps(of: $0)?["event"] as? String == "start" }
+                    guard !starts.isEmpty else { continue }
+                    let into = starts.allSatisfy { Quickstart.isStart(into: channel.id, $0) } ? "into the channel" : "NOT into the channel"
+                    lines.append("    \(device.token.prefix(8))… \(starts.count) start(s), \(into)")
+                }
+            } else {
+                lines.append("  game channel: NOT OPENED")
+            }
+            lines.append("")
             let reasons = deadLetterReasons.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
             lines.append("  dead-letter queue: \(reasons.isEmpty ? "empty" : reasons.joined(separator: ", "))")
             lines.append("")
-            lines.append(succeeded ? "OK: every activity was started or updated and ended, and the bad event was dead-lettered." : "FAILED: see above.")
+            lines.append(succeeded
+                ? "OK: every activity was updated and ended; every fan's device was started once into the game's channel, saw each "
+                    + "broadcast and the end, and the channel was deleted; the bad event was dead-lettered."
+                : "FAILED: see above.")
             lines.append("")
             lines.append("  The dead letters and every activity's trace stay in the quickstart's store. To see them:")
             lines.append("    export LIVELINE_STORE_URL=sqlite:\(storePath)")
@@ -65,10 +95,12 @@ public struct Quickstart: Sendable {
             return lines.joined(separator: "\n")
         }
 
+        static func aps(of delivery: APNsSimulatorDelivery) -> [String: Any]? {
+            (try? JSONSerialization.jsonObject(with: Data(delivery.payload)) as? [String: Any])?["aps"] as? [String: Any]
+        }
+
         static func summary(of delivery: APNsSimulatorDelivery) -> String {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(delivery.payload)) as? [String: Any],
-                let aps = object["aps"] as? [String: Any]
-            else { return "(unreadable payload)" }
+            guard let aps = aps(of: delivery) else { return "(unreadable payload)" }
             let event = aps["event"] as? String ?? "?"
             let state = aps["content-state"] as? [String: Any] ?? [:]
             let status = (state["status"] ?? state["currentStep"]).map { "\($0)" } ?? ""
@@ -77,6 +109,8 @@ public struct Quickstart: Sendable {
                 text += "  alert “\(title)”"
             }
             if aps["dismissal-date"] != nil { text += "  (dismissal-date set)" }
+            if let channel = aps["input-push-channel"] as? String { text += "  into channel \(channel)" }
+            if delivery.headers["apns-channel-id"] != nil { text += "  (broadcast)" }
             return text
         }
     }
@@ -120,11 +154,13 @@ public struct Quickstart: Sendable {
         let scenario = DemoScenario(userSuffix: String(id))
         try await scenario.registerDevices(in: store)
 
+        let clients = APNsClientDirectory([client])
         let translator = TranslatorService(
             consumer: translatorIn, publisher: translatorOut, store: store,
-            translator: .init(configuration: .standard(bundleId: bundleID)), topology: topology, logger: logger)
+            translator: .init(configuration: .standard(bundleId: bundleID)), topology: topology, logger: logger,
+            channels: ChannelOpener(store: store, clients: clients, logger: logger))
         let sender = SenderService(
-            consuming: senderIn, publishing: senderOut, clients: APNsClientDirectory([client]), store: store,
+            consuming: senderIn, publishing: senderOut, clients: clients, store: store,
             settings: SenderSettings(topology: topology), logger: logger)
         // The keeper moves the run's dead letters into the store, as in every sender, so
         // `liveline dlq list` shows them after the run.
@@ -169,15 +205,42 @@ public struct Quickstart: Sendable {
         let devices = scenario.devices.map {
             Device(label: $0.label, token: $0.token, activityID: $0.activityID, deliveries: simulator.deliveries(toDevice: $0.token))
         }
-        let finished = devices.allSatisfy { device in
-            device.deliveries.contains {
-                $0.payloadString.contains(#""event":"end""#) || $0.payloadString.contains(#""event":"start""#)
-            }
+        var channel: GameChannel?
+        if let stored = try await store.channel(domain: "score", key: scenario.gameID) {
+            channel = GameChannel(
+                id: stored.channelID, broadcasts: simulator.deliveries(toChannel: stored.channelID),
+                deleted: stored.deletedAt != nil && !simulator.channelIDs(bundleID: bundleID).contains(stored.channelID))
         }
+        let personal = zip(scenario.devices, devices).filter { !$0.0.isFan }.map(\.1)
+        let fans = zip(scenario.devices, devices).filter { $0.0.isFan }.map(\.1)
+        let personalDone = personal.allSatisfy { device in device.deliveries.contains { $0.payloadString.contains(#""event":"end""#) } }
+        let gameDone = channel.map { Self.gameIsComplete(fans: fans, channel: $0) } ?? false
         // The letters as the keeper stored them: what `liveline dlq list` shows.
         let reasons = try await store.deadLetterCounts(matching: .init())
         return Report(
-            devices: devices, storePath: storePath, deadLetterReasons: reasons,
-            succeeded: finished && reasons.values.reduce(0, +) >= 1)
+            devices: devices, channel: channel, storePath: storePath, deadLetterReasons: reasons,
+            succeeded: personalDone && gameDone && reasons.values.reduce(0, +) >= 1)
+    }
+
+    /// Whether the game went as a fan's phone would show it: each device started once, into
+    /// the game's channel, then every broadcast after its start in order, ending with the
+    /// end; and the channel deleted.
+    static func gameIsComplete(fans: [Device], channel: GameChannel) -> Bool {
+        guard channel.deleted, let last = channel.broadcasts.last, last.payloadString.contains(#""event":"end""#) else {
+            return false
+        }
+        return fans.allSatisfy { fan in
+            guard let start = fan.deliveries.first, isStart(into: channel.id, start) else { return false }
+            let after = fan.deliveries.dropFirst()
+            return !after.contains { $0.payloadString.contains(#""event":"start""#) }
+                && after.map(\.payload) == channel.broadcasts.filter { $0.receivedAt >= start.receivedAt }.map(\.payload)
+                && after.last?.payloadString.contains(#""event":"end""#) == true
+        }
+    }
+
+    /// Whether `delivery` is a start that makes the activity listen on `channelID`.
+    public static func isStart(into channelID: String, _ delivery: APNsSimulatorDelivery?) -> Bool {
+        guard let delivery, let aps = Report.aps(of: delivery) else { return false }
+        return aps["event"] as? String == "start" && aps["input-push-channel"] as? String == channelID
     }
 }

@@ -90,6 +90,9 @@ final class Pipeline: @unchecked Sendable {
         environment["LIVELINE_APP_BENCH_KEY_FILE"] = work.appendingPathComponent("key.p8").path
         environment["LIVELINE_APNS_ENDPOINT"] = "127.0.0.1:\(simulatorPort)"
         environment["LIVELINE_APNS_CA_FILE"] = work.appendingPathComponent("ca.pem").path
+        let domains = work.appendingPathComponent("domains.json")
+        try JSONEncoder().encode(BenchEvents.translatorConfiguration()).write(to: domains)
+        environment["LIVELINE_TRANSLATOR_DOMAINS_FILE"] = domains.path
         environment.merge(settings) { $1 }
         return Pipeline(
             simulator: simulator, work: work, executable: executable, storeURL: storeURL, amqpURL: amqpURL,

@@ -28,6 +28,18 @@ struct TranslatorCommand: AsyncParsableCommand {
         let settings = try LivelineSettings(config: config)
         let workers = try WorkerSettings(config: config)
         let topology = workers.topology
+        // A channel domain's channels are opened by the translator, before the first push.
+        let channelDomains = workers.translator.domains.filter { $0.delivery == .channel }.map(\.name)
+        var clients: APNsClientDirectory?
+        if !channelDomains.isEmpty {
+            do {
+                clients = try APNsSettings(config: config).clients(logger: logger)
+            } catch {
+                throw ValidationError(
+                    "the \(channelDomains.joined(separator: ", ")) domain(s) broadcast on APNs channels, which the translator "
+                        + "opens before the first push: give it the apps' APNs settings, as the sender has them. \(error)")
+            }
+        }
         try await settings.store.withStore(logger: logger, retry: StartupRetry()) { store in
             let consumer = try await connect(settings.amqp, as: "translator-in", logger: logger, retry: StartupRetry())
             let publisher = try await connect(settings.amqp, as: "translator-out", logger: logger, retry: StartupRetry())
@@ -36,7 +48,7 @@ struct TranslatorCommand: AsyncParsableCommand {
             let service = TranslatorService(
                 consumer: consumer, publisher: publisher, store: store,
                 translator: Translator(configuration: workers.translator), topology: topology, logger: logger,
-                health: health)
+                health: health, channels: clients.map { ChannelOpener(store: store, clients: $0, logger: logger) })
             let pruner = TracePruner(store: store, retention: workers.traceRetention, logger: logger)
             let gauges = TransportGauges(
                 registry: metricsRegistry, health: health, brokers: [("translator-in", consumer), ("translator-out", publisher)])
@@ -47,6 +59,7 @@ struct TranslatorCommand: AsyncParsableCommand {
             await consumer.close()
             await publisher.close()
         }
+        await clients?.shutdown()
     }
 }
 

@@ -81,7 +81,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         // Seed: every activity has an update token, as when the apps registered first.
         let clock = ContinuousClock()
         var started = clock.now
-        let translator = Translator(configuration: .standard(bundleId: "com.example.liveline"))
+        let translator = Translator(configuration: BenchEvents.translatorConfiguration())
         for activity in 0..<activities {
             let domain = BenchEvents.domain(of: activity)
             _ = try await store.registerUpdateToken(UpdateTokenRegistration(
@@ -159,7 +159,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
     /// The pure core's cost per event on one thread, no I/O: how much of the budget the
     /// translation itself takes before any broker or store work.
     private func coreCost() throws {
-        let translator = Translator(configuration: .standard(bundleId: "com.example.liveline"))
+        let translator = Translator(configuration: BenchEvents.translatorConfiguration())
         let sample = min(events, 10_000)
         let base = Date().addingTimeInterval(-3_600)
         let bodies = try (0..<sample).map { try bench.event($0, activities: activities, base: base).encoded(source: "//bench") }

@@ -51,6 +51,57 @@ struct BroadcastTests {
             #expect(simulator.deliveries(toChannel: channelID).count == 1)
         }
     }
+
+    /// Apple's rules for a broadcast's `apns-expiration`: present, and 0 on a channel that
+    /// stores no message; a channel that stores the latest message takes a date.
+    @Test func broadcastExpirationAgreesWithTheChannelsStoragePolicy() async throws {
+        try await withSimulatorAndClient(bundleID: "com.example.scores") { simulator, client in
+            let storesNothing = try await client.createChannel(storagePolicy: .noMessageStored)
+            let storesLatest = try await client.createChannel(storagePolicy: .mostRecentMessageStored)
+            let later = APNsExpiration.at(Date().addingTimeInterval(600))
+            for (channel, expiration, accepted) in [
+                (storesNothing, APNsExpiration?.none, false), (storesNothing, later, false), (storesNothing, .immediately, true),
+                (storesLatest, nil, false), (storesLatest, later, true), (storesLatest, .immediately, true),
+            ] {
+                do {
+                    _ = try await client.broadcast(APNsBroadcastPush(
+                        channelID: channel, payload: liveActivityPayload(), priority: .low, expiration: expiration))
+                    #expect(accepted, "\(channel) \(String(describing: expiration))")
+                } catch let error as APNsError {
+                    #expect(!accepted && error.status == 400 && error.reason == .badExpirationDate)
+                }
+            }
+            #expect(simulator.deliveries(toChannel: storesNothing).count == 1)
+            #expect(simulator.deliveries(toChannel: storesLatest).count == 2)
+        }
+    }
+
+    /// A start with `input-push-channel` makes that device listen: each broadcast shows on
+    /// `/_sim/devices/<token>` until one ends the activity; another device never sees them.
+    @Test func aStartIntoAChannelMakesTheDeviceListenUntilTheEnd() async throws {
+        try await withSimulatorAndClient(bundleID: "com.example.scores") { simulator, client in
+            let channel = try await client.createChannel()
+            let fan = String(repeating: "ab", count: 32), other = String(repeating: "cd", count: 32)
+            let now = Int(Date().timeIntervalSince1970)
+            func payload(_ event: String, extra: String = "") -> [UInt8] {
+                Array(#"{"aps":{"event":"\#(event)","timestamp":\#(now),"content-state":{"homeScore":1}\#(extra)}}"#.utf8)
+            }
+            _ = try await client.send(APNsLiveActivityPush(
+                deviceToken: fan, payload: payload("start", extra: #","input-push-channel":"\#(channel)""#), priority: .high))
+            _ = try await client.send(APNsLiveActivityPush(
+                deviceToken: other, payload: payload("start", extra: #","input-push-token":1"#), priority: .high))
+            for event in ["update", "end", "update"] {
+                _ = try await client.broadcast(APNsBroadcastPush(
+                    channelID: channel, payload: payload(event), priority: .high, expiration: .immediately))
+            }
+            let seen = simulator.deliveries(toDevice: fan).map { String(decoding: $0.payload, as: UTF8.self) }
+            #expect(seen.count == 3, "the start, the update and the end; nothing after the end")
+            #expect(seen.dropFirst().map { $0.contains(#""event":"update""#) } == [true, false])
+            #expect(simulator.deliveries(toDevice: fan).dropFirst().allSatisfy { $0.recipient == fan })
+            #expect(simulator.deliveries(toDevice: other).count == 1)
+            #expect(simulator.deliveries(toChannel: channel).count == 3)
+        }
+    }
 }
 
 @Suite("Several apps in one process")

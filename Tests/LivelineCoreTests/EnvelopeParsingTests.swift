@@ -100,6 +100,37 @@ struct EnvelopeParsingTests {
         #expect(EventError.unknownDomain("parcel").deadLetterReason == .invalidEvent)
     }
 
+    /// A start's topics: an array of 1 to 32 `<kind>:<id>` strings, each error naming what is wrong.
+    @Test func topicsAreCheckedAndKeptInOrderWithoutRepeats() throws {
+        let event = try translator.parse(try mutatedData { $0["topics"] = ["team:ars", "league:epl", "team:ars"] })
+        #expect(event.topics == ["team:ars", "league:epl"])
+        #expect(try translator.parse(try mutatedData { $0["topics"] = nil }).topics == nil)
+        #expect(try parseError(mutatedData { $0["topics"] = [String]() })
+            == .invalidField("data.topics", reason: "must name 1 to 32 topics, not 0"))
+        #expect(try parseError(mutatedData { $0["topics"] = "team:ars" })
+            == .mistypedField("data.topics", expected: "an array of strings", found: "string"))
+        #expect(try parseError(mutatedData { $0["topics"] = [7] })
+            == .mistypedField("data.topics", expected: "an array of strings", found: "an array holding number"))
+        for bad in ["arsenal", ":ars", "team:", "team:a b"] {
+            #expect(try parseError(mutatedData { $0["topics"] = [bad] })
+                == .invalidField("data.topics", reason: "\"\(bad)\" is not <kind>:<id>, e.g. team:arsenal"))
+        }
+        #expect(try parseError(mutatedData { $0["topics"] = (0..<33).map { "team:t\($0)" } })
+            == .invalidField("data.topics", reason: "must name 1 to 32 topics, not 33"))
+    }
+
+    /// A game is shared: its events need no user.
+    @Test func aSharedDomainsEventNeedsNoUser() throws {
+        var score = try rideEvent()
+        score["type"] = "score.state"
+        var data = score["data"] as? [String: Any] ?? [:]
+        data["userId"] = nil
+        data["contentState"] = ["homeScore": 0, "awayScore": 0, "period": "1st", "clock": "0'", "status": "live"]
+        data["attributes"] = nil
+        score["data"] = data
+        #expect(try translator.parse(try bytes(score)).userId == "")
+    }
+
     @Test func missingActivityOrUser() throws {
         #expect(try parseError(mutatedData { $0["activityId"] = nil }) == .missingField("data.activityId"))
         #expect(try parseError(mutatedData { $0["userId"] = nil }) == .missingField("data.userId"))

@@ -117,33 +117,110 @@ struct TargetingTests {
         #expect(drop.reason == .noTarget)
     }
 
-    /// The score domain switched to broadcast channels.
-    var channelTranslator: Translator {
-        var configuration = Fixtures.configuration
-        configuration.domains = configuration.domains.map { domain in
-            var domain = domain
-            if domain.name == "score" { domain.delivery = .channel }
-            return domain
-        }
-        return Translator(configuration: configuration)
-    }
-
+    /// A game (the standard score domain: shared, on a channel) is one broadcast per
+    /// update for the whole audience; one user's settings do not stop it.
     @Test func broadcastSendsOneJobToTheActivitysChannel() throws {
-        var run = ActivityRun(translator: channelTranslator)
-        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA], pushToStartTokens: [Fixtures.startToken])
-        run.preferences.activitiesEnabled = false  // one user's setting does not stop a broadcast
+        var run = ActivityRun()
+        run.tokens = TokenSnapshot(pushToStartTokens: [Fixtures.startToken], channelID: "Y2hhbm5lbA==")
+        run.preferences.activitiesEnabled = false
         let scheduled = try Fixtures.sent(try run.apply("score-scheduled"))
         let channel = PushTarget.channel(key: scheduled.newSnapshot.id)
         #expect(scheduled.jobs.map(\.target) == [channel])
+        #expect(scheduled.jobs[0].expiration == 0, "a channel that stores nothing takes apns-expiration 0")
         for name in ["score-kickoff", "score-clock"] { _ = try run.apply(name) }
         let send = try Fixtures.sent(try run.apply("score-goal"))
         #expect(send.jobs.count == 1)
         #expect(send.jobs[0].target == channel)
         #expect(send.jobs[0].payload == (try Fixtures.goldenPayload("score-4-goal")))
-        #expect(send.consumedPushToStart.isEmpty)
+        #expect(send.consumedPushToStart.isEmpty, "a user's push-to-start token is not a game's audience")
         let end = try Fixtures.sent(try run.apply("score-final"))
         #expect(end.jobs.map(\.target) == [channel])
         #expect(end.jobs[0].isTerminal)
+    }
+
+    /// On a channel that stores the latest message, a broadcast expires at its stale date.
+    @Test func aChannelThatStoresTheLatestMessageExpiresAtTheStaleDate() throws {
+        var configuration = Fixtures.configuration
+        configuration.domains = configuration.domains.map { domain in
+            var domain = domain
+            if domain.name == "score" { domain.channel.storesLatestMessage = true }
+            return domain
+        }
+        var run = ActivityRun(translator: Translator(configuration: configuration))
+        let send = try Fixtures.sent(try run.apply("score-scheduled"))
+        let payload = try JSONValue.parse(send.jobs[0].payload)
+        guard case .integer(let staleDate) = payload["aps"]?["stale-date"] else { Issue.record("no stale date"); return }
+        #expect(send.jobs[0].expiration == staleDate)
+        #expect(send.jobs[0].expiration != nil)
+    }
+
+    /// The start names its topics: every follower's device gets one start, with the
+    /// channel to listen on; a device older than iOS 18 gets it without the channel.
+    @Test func aGamesStartGoesToItsAudienceWithTheChannel() throws {
+        var run = ActivityRun()
+        let old = Fixtures.tokenB
+        run.tokens = TokenSnapshot(
+            sandboxTokens: [Fixtures.startToken], channelID: "Y2hhbm5lbA==",
+            audience: [Fixtures.startToken, Fixtures.tokenA, old, Fixtures.tokenA.uppercased()], osVersions: [old: "17.4"])
+        var start = try Fixtures.event("score-scheduled")
+        start.topics = ["team:ars", "team:che"]
+        let send = try Fixtures.sent(run.apply(start))
+        #expect(send.jobs.map(\.target) == [
+            .device(token: Fixtures.startToken, kind: .pushToStart, environment: .sandbox),
+            .device(token: Fixtures.tokenA, kind: .pushToStart),
+            .device(token: old, kind: .pushToStart),
+        ], "one start per device")
+        #expect(send.jobs.allSatisfy { $0.event == .start && $0.priority == .high })
+        #expect(send.consumedPushToStart == [Fixtures.startToken, Fixtures.tokenA, old])
+        let onChannel = try JSONValue.parse(send.jobs[0].payload)["aps"]
+        #expect(onChannel?["input-push-channel"] == .string("Y2hhbm5lbA=="))
+        #expect(onChannel?["input-push-token"] == nil)
+        #expect(onChannel?["alert"] != nil && onChannel?["attributes"] != nil)
+        let older = try JSONValue.parse(send.jobs[2].payload)["aps"]
+        #expect(older?["input-push-channel"] == nil)
+        #expect(older?["input-push-token"] == .integer(1))
+        #expect(send.jobs[0].payload == send.jobs[1].payload)
+
+        // Sent once: the same start again (a replay) broadcasts instead of starting again.
+        run.tokens.audience = [Fixtures.tokenA]
+        var again = try Fixtures.event("score-kickoff")
+        again.topics = ["team:ars"]
+        let update = try Fixtures.sent(run.apply(again))
+        #expect(update.jobs.map(\.target) == [.channel(key: "g-77")])
+        #expect(update.consumedPushToStart.isEmpty)
+    }
+
+    /// A start whose activity has no attributes cannot be started: a dead letter that says so.
+    /// A start without followers is a counted drop, with the state kept.
+    @Test func aStartWithoutAttributesOrFollowers() throws {
+        var run = ActivityRun()
+        run.tokens = TokenSnapshot(channelID: "Y2hhbm5lbA==", audience: [Fixtures.tokenA])
+        var start = try Fixtures.event("score-kickoff")  // no attributes
+        start.topics = ["team:ars"]
+        guard case .deadLetter(let rejection) = run.apply(start) else { Issue.record("not a dead letter"); return }
+        #expect(rejection.reason == .invalidEvent)
+        #expect(rejection.message.contains("no attributes"))
+
+        run.tokens.audience = []
+        var withAttributes = try Fixtures.event("score-scheduled")
+        withAttributes.topics = ["team:ars"]
+        guard case .drop(let drop) = run.apply(withAttributes) else { Issue.record("not a drop"); return }
+        #expect(drop.reason == .noTarget)
+        #expect(drop.newSnapshot != nil)
+    }
+
+    /// Devices that subscribed an update token to the game (too old for channels) get each
+    /// update per token beside the broadcast.
+    @Test func subscribedDevicesGetEachUpdatePerToken() throws {
+        var run = ActivityRun()
+        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA], channelID: "Y2hhbm5lbA==")
+        let send = try Fixtures.sent(try run.apply("score-scheduled"))
+        #expect(send.jobs.map(\.target) == [.channel(key: "g-77"), .device(token: Fixtures.tokenA, kind: .update)])
+        #expect(send.jobs[0].payload == send.jobs[1].payload)
+        guard case .integer(let staleDate) = try JSONValue.parse(send.jobs[1].payload)["aps"]?["stale-date"] else {
+            Issue.record("no stale date"); return
+        }
+        #expect(send.jobs[1].expiration == staleDate)
     }
 }
 

@@ -145,7 +145,8 @@ struct MultiAppSenderTests {
         return PushJob(
             jobId: jobID, apnsId: JobIdentity.apnsId(jobId: jobID), activityId: "game-1", domain: "score",
             eventId: eventID, eventTime: eventTime, userId: "u-1", attributesType: "ScoreAttributes", target: target,
-            bundleId: bundleID, priority: .low, expiration: Int64(now + 900), event: .update,
+            // A broadcast's expiration agrees with its channel, which stores nothing: 0.
+            bundleId: bundleID, priority: .low, expiration: target == .channel(key: "game-1") ? 0 : Int64(now + 900), event: .update,
             payload: Data(#"{"aps":{"timestamp":\#(now),"event":"update","content-state":{"home":1,"away":0}}}"#.utf8),
             isTerminal: false, sequence: eventTime.millisecondsSince1970)
     }

@@ -41,7 +41,15 @@ struct QuickstartTests {
             #expect(events(0) == ride)
             #expect(events(1) == ride, "every device of the user gets the same pushes")
             #expect(events(2) == ["update:confirmed:5", "update:pickedUp:10", "update:delivering:5", "end:delivered:10"])
-            #expect(events(3) == ["start:live:10"])
+            // The game: each fan's device is started once, into the game's channel, then shows
+            // both goals and the final whistle, as broadcasts; the channel is gone after it.
+            let game = ["start:live:10", "update:live:10", "update:live:10", "end:final:10"]
+            for fan in 3...5 { #expect(events(fan) == game, "\(report.devices[fan].label)") }
+            let channel = try #require(report.channel)
+            #expect(report.devices[3...].allSatisfy { Quickstart.isStart(into: channel.id, $0.deliveries.first) })
+            #expect(channel.broadcasts.count == 4, "scheduled, two goals and the final whistle")
+            #expect(channel.broadcasts.allSatisfy { $0.headers["apns-expiration"] == "0" })
+            #expect(channel.deleted)
             #expect(report.deadLetterReasons == ["invalid-event": 1])
             #expect(report.devices.allSatisfy { $0.deliveries.allSatisfy { $0.pushType == "liveactivity" } })
         }

@@ -51,6 +51,9 @@ import Testing
         job.event = .end
         #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 3, lastAppliedMilliseconds: now) == .send)
         job.event = .update
+        // 0 on a broadcast is "deliver now, never store", not a date in 1970.
+        job.expiration = 0
+        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: nil) == .send)
         job.expiration = now / 1000 + 60
         #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: now) == .send)
         #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 1, lastAppliedMilliseconds: now) == .superseded)

@@ -85,7 +85,8 @@ import Testing
     func opensTheActivitysChannelOnFirstUseBroadcastsAndDeletesItAfterTheEnd(store: StoreKind) async throws {
         try await withSender(store: store) { harness in
             let gameID = "game-\(UUID().uuidString.prefix(6))"
-            let first = makeJob(target: .channel(key: gameID), activityID: gameID)
+            // apns-expiration 0, as the translator sets it for a channel that stores nothing.
+            let first = makeJob(target: .channel(key: gameID), activityID: gameID, expiration: 0)
             try await harness.publish([first])
             try await eventually("channel opened and broadcast delivered") {
                 guard let channel = try await harness.store.channel(domain: "ride", key: gameID) else { return false }
@@ -97,13 +98,13 @@ import Testing
             #expect(harness.simulator.deliveries(toChannel: channel.channelID).first?.payload == Array(first.payload))
 
             // Later pushes reuse the live channel.
-            try await harness.publish([makeJob(target: .channel(key: gameID), activityID: gameID)])
+            try await harness.publish([makeJob(target: .channel(key: gameID), activityID: gameID, expiration: 0)])
             try await eventually("second broadcast delivered") {
                 harness.simulator.deliveries(toChannel: channel.channelID).count == 2
             }
             #expect(try await harness.store.channel(domain: "ride", key: gameID)?.channelID == channel.channelID)
 
-            let end = makeJob(target: .channel(key: gameID), activityID: gameID, event: .end, expiration: nil, isTerminal: true)
+            let end = makeJob(target: .channel(key: gameID), activityID: gameID, event: .end, expiration: 0, isTerminal: true)
             try await harness.publish([end])
             try await eventually("channel deleted after the end") {
                 try await harness.store.channel(domain: "ride", key: gameID)?.deletedAt != nil

@@ -54,6 +54,11 @@ public struct APNsClientDirectory: Sendable {
         }
     }
 
+    /// The client that manages and broadcasts on `bundleID`'s channels: its channel environment's.
+    public func channelClient(bundleID: String) -> APNsClient? {
+        apps[bundleID].map { $0.client(for: $0.channelEnvironment) }
+    }
+
     /// Every distinct client with a name for `/readyz`: `apns <bundle id> <environment>`.
     public var namedClients: [(name: String, client: APNsClient)] {
         apps.values.sorted { $0.bundleID < $1.bundleID }.flatMap { app in

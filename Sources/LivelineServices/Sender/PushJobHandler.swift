@@ -167,10 +167,14 @@ struct PushJobHandler: Sendable {
                 )
                 return (.delivered, response.uniqueID)
             case .channel(let channelID):
-                // No apns-expiration: a channel without message storage refuses any value
-                // but 0, and the sender does not know the channel's policy.
+                // The translator set apns-expiration to agree with the channel's storage policy
+                // (0 on a channel that stores nothing); an older job without one gets 0, which
+                // every channel accepts.
+                let expiration = job.expiration.map { $0 == 0 ? APNsExpiration.immediately : .at(Date(timeIntervalSince1970: TimeInterval($0))) }
                 let response = try await client.broadcast(
-                    APNsBroadcastPush(channelID: channelID, payload: Array(job.payload), priority: priority, requestID: job.apnsId)
+                    APNsBroadcastPush(
+                        channelID: channelID, payload: Array(job.payload), priority: priority,
+                        expiration: expiration ?? .immediately, requestID: job.apnsId)
                 )
                 return (.delivered, response.uniqueID)
             }

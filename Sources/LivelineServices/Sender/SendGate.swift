@@ -40,7 +40,8 @@ public enum SendGate: Hashable, Sendable {
         newerJobQueued: Bool = false
     ) -> SendGate {
         guard job.event == .update else { return .send }
-        if let expiration = job.expiration, expiration * 1000 <= nowMilliseconds { return .expired }
+        // 0 is "deliver now, never store" (a broadcast on a channel that stores nothing), not a date.
+        if let expiration = job.expiration, expiration > 0, expiration * 1000 <= nowMilliseconds { return .expired }
         if newerJobQueued { return .superseded }
         if attempt >= 1, let lastApplied = lastAppliedMilliseconds, lastApplied > job.sequence { return .superseded }
         return .send

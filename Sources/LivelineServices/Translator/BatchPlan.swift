@@ -41,11 +41,22 @@ struct BatchPlan: Sendable {
 
     var carryOver: CarryOver { CarryOver(states: states, consumedStarts: consumedStarts) }
 
+    /// Shared activities' channels and start audiences, by activity id.
+    struct SharedTargets: Sendable {
+        var channels: [String: String] = [:]
+        var audiences: [String: [PushToStartToken]] = [:]
+    }
+    private let shared: SharedTargets
+
     /// - Parameter previous: the decisions of the batch before, when its changes may be
     ///   missing from `stored`.
-    init(translator: Translator, stored: [String: StoredSnapshot], now: Date, after previous: CarryOver? = nil) {
+    init(
+        translator: Translator, stored: [String: StoredSnapshot], now: Date, after previous: CarryOver? = nil,
+        shared: SharedTargets = SharedTargets()
+    ) {
         self.translator = translator
         self.now = now
+        self.shared = shared
         var states: [String: ActivityState] = [:]
         for (activityId, snapshot) in stored {
             let domain = snapshot.activity.flatMap { translator.domain(named: $0.domain) }
@@ -90,6 +101,15 @@ struct BatchPlan: Sendable {
         let startKey = event.userId + "\u{0}" + attributesType
         if consumedStarts.contains(startKey) || previouslyConsumedStarts.contains(startKey) {
             state.tokens.pushToStartTokens = []
+        }
+        if let channel = shared.channels[event.activityId] { state.tokens.channelID = channel }
+        if let audience = shared.audiences[event.activityId] {
+            state.tokens.audience = audience.map(\.token)
+            for device in audience {
+                let token = device.token.lowercased()
+                if device.environment == .sandbox { state.tokens.sandboxTokens.insert(token) }
+                if let osVersion = device.osVersion { state.tokens.osVersions[token] = osVersion }
+            }
         }
 
         let replay = redelivered ? Self.rewound(state.snapshot, for: event) : nil

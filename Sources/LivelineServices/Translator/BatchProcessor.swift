@@ -25,6 +25,8 @@ struct BatchProcessor: Sendable {
     let settings: TranslatorSettings
     let metrics: TranslatorMetrics
     let logger: Logger
+    /// Opens shared activities' channels; nil leaves that to the sender's first broadcast.
+    var channels: ChannelOpener? = nil
 
     /// A batch whose state is stored and whose messages are ready to publish.
     struct PreparedBatch: Sendable {
@@ -153,8 +155,9 @@ struct BatchProcessor: Sendable {
         let requests = BatchPlan.requests(for: coalesced.kept, translator: translator)
         var stored: [String: StoredSnapshot] = [:]
         if !requests.isEmpty { stored = try await store.loadSnapshots(requests) }
+        let shared = try await sharedTargets(for: coalesced.kept, stored: stored)
         phaseStart = metrics.record(.load, since: phaseStart)
-        var plan = BatchPlan(translator: translator, stored: stored, now: now, after: previous)
+        var plan = BatchPlan(translator: translator, stored: stored, now: now, after: previous, shared: shared)
         for event in coalesced.kept {
             let incoming = incomingByEventId[event.id]
             plan.translate(event, body: incoming?.body ?? Data(), redelivered: incoming?.redelivered ?? false)
@@ -163,6 +166,25 @@ struct BatchProcessor: Sendable {
         return PlannedBatch(
             plan: plan, received: messages.count, outgoing: outgoing, dropped: dropped, deadLettered: deadLettered,
             trace: trace, now: now)
+    }
+
+    /// What the batch's shared activities need beyond their snapshots: the channel of each
+    /// live one on a channel domain (opened now if it has none, so it exists before any push),
+    /// and for a start that names topics, the devices of the followers.
+    private func sharedTargets(for events: [DomainEvent], stored: [String: StoredSnapshot]) async throws -> BatchPlan.SharedTargets {
+        var targets = BatchPlan.SharedTargets()
+        for event in events {
+            guard let domain = translator.domain(named: event.domain), domain.shared else { continue }
+            let activity = stored[event.activityId]?.activity
+            guard activity?.endedAt == nil else { continue }
+            if domain.delivery == .channel, targets.channels[event.activityId] == nil, let channels {
+                targets.channels[event.activityId] = try await channels.channelID(domain: domain, key: event.activityId)
+            }
+            if let topics = event.topics, activity?.pushToStartSentAt == nil, targets.audiences[event.activityId] == nil {
+                targets.audiences[event.activityId] = try await store.audience(topics: topics, attributesType: domain.attributesType)
+            }
+        }
+        return targets
     }
 
     /// Stores a planned batch and turns its decisions into the messages to publish.

@@ -41,11 +41,13 @@ public struct TranslatorService: Service {
     ///   - logger: logs at info and below; never full device tokens.
     ///   - metricsFactory: where the counters go; the global one by default.
     ///   - health: told when a batch is taken and when it is settled, for `/healthz`.
+    ///   - channels: opens a shared activity's broadcast channel at its first event, before
+    ///     any push; nil for a deployment without channel domains.
     public init(
         consumer: AMQPConnection, publisher: AMQPConnection, store: any ActivityStore, translator: Translator,
         topology: LivelineTopology = LivelineTopology(), settings: TranslatorSettings = TranslatorSettings(),
         logger: Logger, metricsFactory: any MetricsFactory = MetricsSystem.factory,
-        health: WorkLoopHealth = WorkLoopHealth()
+        health: WorkLoopHealth = WorkLoopHealth(), channels: ChannelOpener? = nil
     ) {
         let metrics = TranslatorMetrics(factory: metricsFactory)
         self.health = health
@@ -56,7 +58,7 @@ public struct TranslatorService: Service {
         self.metrics = metrics
         self.processor = BatchProcessor(
             translator: translator, store: store, publisher: publisher, topology: topology,
-            settings: settings, metrics: metrics, logger: logger)
+            settings: settings, metrics: metrics, logger: logger, channels: channels)
     }
 
     /// Consumes until graceful shutdown (then drains and returns), cancellation, or the

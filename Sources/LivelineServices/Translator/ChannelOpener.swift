@@ -1,0 +1,36 @@
+import Foundation
+import LivelineAPNs
+import LivelineCore
+import LivelineStore
+import Logging
+
+/// Opens a shared activity's broadcast channel when its first event is translated, before
+/// any push: the starts that follow carry its id in `input-push-channel`, and the api
+/// serves it to apps that start the activity themselves (`GET /v1/channels/<domain>/<key>`).
+///
+/// The translator needs the apps' APNs credentials for this (the channel management
+/// API); the sender still opens a channel it finds missing, as a fallback.
+public struct ChannelOpener: Sendable {
+    private let keeper: ChannelKeeper
+    private let clients: APNsClientDirectory
+
+    public init(store: any ActivityStore, clients: APNsClientDirectory, logger: Logger) {
+        self.keeper = ChannelKeeper(store: store, logger: logger)
+        self.clients = clients
+    }
+
+    /// The live channel id of `key` (an activity id) in `domain`, created at APNs and stored
+    /// if there is none.
+    func channelID(domain: DomainConfiguration, key: String) async throws -> String {
+        guard let client = clients.channelClient(bundleID: domain.bundleId) else {
+            throw ChannelOpenerError(description: "no APNs credentials for bundle id \(domain.bundleId) to open the channel of \(key)")
+        }
+        let policy: APNsMessageStoragePolicy = domain.channel.storesLatestMessage ? .mostRecentMessageStored : .noMessageStored
+        return try await keeper.openChannel(domain: domain.name, key: key, client: client, storagePolicy: policy).channelID
+    }
+}
+
+/// A channel could not be opened for want of credentials.
+struct ChannelOpenerError: Error, CustomStringConvertible {
+    var description: String
+}
