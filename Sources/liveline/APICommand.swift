@@ -18,7 +18,8 @@ struct APICommand: AsyncParsableCommand {
     func run() async throws {
         let logger = options.logger("liveline.api")
         let metricsRegistry = metricsRegistry
-        let settings = try await LivelineSettings.load(file: options.config)
+        let config = try await LivelineSettings.reader(file: options.config)
+        let settings = try LivelineSettings(config: config)
         guard let key = settings.api.jwtKey else {
             throw ValidationError(
                 "set LIVELINE_API_JWT_HS256_SECRET(_FILE) or LIVELINE_API_JWT_ES256_PUBLIC_KEY_FILE: the api authenticates every app call"
@@ -32,7 +33,8 @@ struct APICommand: AsyncParsableCommand {
         let configuration = APIConfiguration(
             host: settings.api.host, port: settings.api.port,
             authentication: .init(key: verification, issuer: settings.api.issuer, audience: settings.api.audience),
-            topicKinds: settings.api.topicKinds)
+            topicKinds: settings.api.topicKinds,
+            sharedDomains: Set(try WorkerSettings(config: config).translator.domains.filter(\.shared).map(\.name)))
         logger.info("starting api", metadata: RuntimeLogKey.metadata([.store: "\(settings.store)", .port: "\(settings.api.port)"]))
         try await settings.store.withStore(logger: logger, retry: StartupRetry()) { store in
             let app = try await buildApplication(

@@ -42,7 +42,7 @@ func buildRouter(
     let authenticator = try await BearerAuthenticator(configuration: configuration.authentication)
     let services = APIServices(
         store: store, body: JSONBody(maximumSize: configuration.maximumBodySize), registry: registry,
-        topicKinds: configuration.topicKinds)
+        topicKinds: configuration.topicKinds, sharedDomains: configuration.sharedDomains)
     let router = Router(context: APIRequestContext.self)
     // Metrics outermost so they see the status the error middleware settled on.
     router.add(middleware: RequestMetricsMiddleware(registry: registry))

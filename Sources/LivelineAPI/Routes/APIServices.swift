@@ -1,11 +1,20 @@
 import LivelineStore
 import Prometheus
 
-/// What handlers share: the store, the body reader, the metrics registry and the topic kinds.
+/// What handlers share: the store, the body reader, the metrics registry, and what the
+/// deployment's domains say (topic kinds, shared domains).
 struct APIServices: Sendable {
     let store: any ActivityStore
     let body: JSONBody
     let registry: PrometheusCollectorRegistry
     /// ``APIConfiguration/topicKinds``.
     var topicKinds: [String] = APIConfiguration.defaultTopicKinds
+    /// ``APIConfiguration/sharedDomains``.
+    var sharedDomains: Set<String> = ["score"]
+
+    /// The activity, if it belongs to a shared domain: anyone may follow those.
+    func sharedActivity(_ id: String) async throws -> ActivityRecord? {
+        guard let activity = try await store.activity(id: id), sharedDomains.contains(activity.domain) else { return nil }
+        return activity
+    }
 }

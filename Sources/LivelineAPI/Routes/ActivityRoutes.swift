@@ -2,7 +2,8 @@ import Foundation
 import Hummingbird
 import LivelineStore
 
-/// Reconciliation, preferences and channel lookup.
+/// Reconciliation (of one's own activities, and of shared ones such as games), preferences
+/// and channel lookup.
 enum ActivityRoutes {
     static let routes: [APIRoute] = [
         APIRoute(method: .get, path: "/v1/activities/{activityId}", handler: .authenticated(getActivity)),
@@ -16,7 +17,10 @@ enum ActivityRoutes {
         guard let activity = try await services.store.activity(id: activityID) else {
             throw APIError.notFound("no such activity")
         }
-        guard activity.userID == user.id else { throw APIError.forbidden("the activity belongs to another user") }
+        // A shared activity (a game) is anyone's to reconcile; a personal one only its owner's.
+        guard activity.userID == user.id || services.sharedDomains.contains(activity.domain) else {
+            throw APIError.forbidden("the activity belongs to another user")
+        }
         return try JSONResponse.make(data: Self.encode(activity))
     }
 

@@ -27,8 +27,13 @@ enum TokenRoutes {
             throw APIError.invalidField("'attributesType' is not valid")
         }
         let now = Date().roundedToMilliseconds
+        // A device subscribing to a shared activity (a game on a device too old for its
+        // channel) registers under the activity's owner, as the caller's own device: the
+        // caller owns the subscription, not the activity.
+        let shared = try await services.sharedActivity(activityID)
         let outcome = try await services.store.registerUpdateToken(UpdateTokenRegistration(
-            activityID: activityID, deviceID: deviceID, userID: user.id, token: token, environment: environment,
+            activityID: activityID, deviceID: shared == nil ? deviceID : Self.subscriber(user, deviceID),
+            userID: shared?.userID ?? user.id, token: token, environment: environment,
             domain: input.domain, attributesType: input.attributesType, at: now))
         var logger = context.logger
         logger[APILogKey.activityID] = "\(activityID)"
@@ -53,7 +58,11 @@ enum TokenRoutes {
     @Sendable static func deleteUpdateToken(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
         let activityID = try context.parameter("activityId", where: Validation.isIdentifier)
         let deviceID = try context.parameter("deviceId", where: Validation.isIdentifier)
-        switch try await services.store.removeUpdateToken(activityID: activityID, deviceID: deviceID, userID: user.id) {
+        let shared = try await services.sharedActivity(activityID)
+        switch try await services.store.removeUpdateToken(
+            activityID: activityID, deviceID: shared == nil ? deviceID : Self.subscriber(user, deviceID),
+            userID: shared?.userID ?? user.id)
+        {
         case .removed: return Response(status: .noContent)
         case .notFound: throw APIError.notFound("no token is registered for this activity and device")
         case .ownedByAnotherUser: throw APIError.forbidden("the activity belongs to another user")
@@ -88,6 +97,12 @@ enum TokenRoutes {
             throw APIError.notFound("no push-to-start token is registered for this type" + (deviceID == nil ? "" : " and device"))
         }
         return Response(status: .noContent)
+    }
+
+    /// A subscriber's device in a shared activity: the user's id and the device's, so two
+    /// fans' devices named alike stay apart. `/` cannot occur in either.
+    private static func subscriber(_ user: AuthenticatedUser, _ deviceID: String) -> String {
+        "\(user.id)/\(deviceID)"
     }
 
     private static func deviceParameter(_ context: APIRequestContext) throws -> String? {
