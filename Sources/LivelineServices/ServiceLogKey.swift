@@ -28,6 +28,9 @@ public enum ServiceLogKey: String, LogKey {
     case channelDomain = "channel.domain"
     case channelKey = "channel.key"
     case channelError = "channel.error"
+    case channelSwept = "channel.swept"
+    case channelOrphans = "channel.orphans"
+    case channelBundle = "channel.bundle"
 
     case deadLetterQueue = "dlq.queue"
     case deadLetterCount = "dlq.count"

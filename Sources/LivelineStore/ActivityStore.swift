@@ -71,6 +71,15 @@ public protocol ActivityStore: DeadLetterStore {
     /// The channel for (domain, key), deleted or not.
     func channel(domain: String, key: String) async throws -> BroadcastChannel?
 
+    /// The ids of every live (not deleted) channel.
+    func liveChannelIDs() async throws -> Set<String>
+
+    /// The live channels nobody will hear again: their activity ended before `endedBefore`
+    /// (time enough for its end to be broadcast, retries included), or started before
+    /// `startedBefore` (past iOS's 8 hours plus the 4 hours a dismissal may take), or, with
+    /// no activity stored, the channel was created before `startedBefore`. Oldest first.
+    func channelsToSweep(endedBefore: Date, startedBefore: Date, limit: Int) async throws -> [BroadcastChannel]
+
     /// Marks the live channel for (domain, key) deleted.
     ///
     /// - Returns: `false` if there was no live channel.

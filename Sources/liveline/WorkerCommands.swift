@@ -89,6 +89,11 @@ struct SenderCommand: AsyncParsableCommand {
                 consuming: consuming, publishing: publishing, clients: clients, store: store,
                 settings: SenderSettings(topology: workers.topology), logger: logger, health: health)
             var services: [any Service] = [service, TracePruner(store: store, retention: workers.traceRetention, logger: logger)]
+            let channelBundles = Dictionary(
+                workers.translator.domains.filter { $0.delivery == .channel }.map { ($0.name, $0.bundleId) }) { $1 }
+            if !channelBundles.isEmpty {
+                services.append(ChannelSweeper(store: store, clients: clients, bundles: channelBundles, logger: logger))
+            }
             // The keeper consumes on a connection of its own, beside the sender's.
             let keeping = workers.keeperEnabled ? try await connect(settings.amqp, as: "dead-letter-keeper", logger: logger, retry: StartupRetry()) : nil
             if let keeping { services.append(DeadLetterKeeper(connection: keeping, store: store, logger: logger)) }

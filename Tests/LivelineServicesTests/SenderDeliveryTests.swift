@@ -114,6 +114,55 @@ import Testing
         }
     }
 
+    /// The sweeper deletes the channels nobody will hear again (ended past the grace, started
+    /// past 8 h + 4 h, or never stored and old) and APNs' orphans, and never a live game's.
+    @Test(arguments: StoreKind.underTest)
+    func theSweeperRemovesDeadAndOrphanChannelsButNeverALiveGames(store: StoreKind) async throws {
+        try await withSender(store: store) { harness in
+            let client = harness.client()
+            let keeper = ChannelKeeper(store: harness.store, logger: SenderBroker.logger)
+            let now = Date()
+            let run = UUID().uuidString.prefix(6)
+            // (key, started this long ago, ended this long ago)
+            let games: [(String, TimeInterval?, TimeInterval?)] = [
+                ("live-\(run)", 3_600, nil), ("just-ended-\(run)", 3_600, 600), ("ended-\(run)", 4 * 3_600, 2 * 3_600),
+                ("forgotten-\(run)", 13 * 3_600, nil), ("never-stored-\(run)", nil, nil),
+            ]
+            var channels: [String: String] = [:]
+            for (key, startedAgo, endedAgo) in games {
+                let created = now.addingTimeInterval(-(startedAgo ?? 13 * 3_600))
+                channels[key] = try await keeper.openChannel(domain: "score", key: key, client: client, now: created).channelID
+                guard let startedAgo else { continue }
+                _ = try await harness.store.applyChanges([ActivityChange(
+                    activityID: key, domain: "score", attributesType: "ScoreAttributes", userID: "", contentState: "{}",
+                    eventTime: now.addingTimeInterval(-startedAgo))])
+                if let endedAgo {
+                    _ = try await harness.store.applyChanges([ActivityChange(
+                        activityID: key, domain: "score", attributesType: "ScoreAttributes", userID: "", contentState: "{}",
+                        eventTime: now.addingTimeInterval(-endedAgo), end: .init(at: now.addingTimeInterval(-endedAgo), reason: "final"))])
+                }
+            }
+            let orphan = try await client.createChannel()
+            let sweeper = ChannelSweeper(
+                store: harness.store, clients: APNsClientDirectory([client]), bundles: ["score": client.bundleID],
+                settings: .init(orphanGrace: .milliseconds(10)), logger: SenderBroker.logger)
+
+            #expect(try await sweeper.sweep(now: now) == 3)
+            let atAPNs = Set(harness.simulator.channelIDs(bundleID: client.bundleID))
+            for (key, expected) in [("live", true), ("just-ended", true), ("ended", false), ("forgotten", false), ("never-stored", false)] {
+                let id = try #require(channels["\(key)-\(run)"])
+                #expect(atAPNs.contains(id) == expected, "\(key) at APNs")
+                #expect((try await harness.store.channel(domain: "score", key: "\(key)-\(run)")?.deletedAt == nil) == expected, "\(key) in the store")
+            }
+            #expect(try await sweeper.sweep(now: now) == 0, "a second sweep finds nothing")
+
+            #expect(await sweeper.deleteOrphans() >= 1)
+            let left = Set(harness.simulator.channelIDs(bundleID: client.bundleID))
+            #expect(!left.contains(orphan))
+            #expect(left.contains(try #require(channels["live-\(run)"])), "a live game's channel stays")
+        }
+    }
+
     @Test(arguments: StoreKind.underTest)
     func keeperReusesALiveChannel(store: StoreKind) async throws {
         try await withSender(store: store) { harness in

@@ -33,6 +33,33 @@ extension PostgresLivelineStore {
         return nil
     }
 
+    public func liveChannelIDs() async throws -> Set<String> {
+        var ids: Set<String> = []
+        for try await id in try await client.query(
+            "SELECT channel_id FROM channels WHERE deleted_ms IS NULL", logger: logger
+        ).decode(String.self) {
+            ids.insert(id)
+        }
+        return ids
+    }
+
+    public func channelsToSweep(endedBefore: Date, startedBefore: Date, limit: Int) async throws -> [BroadcastChannel] {
+        let ended = endedBefore.millisecondsSince1970
+        let started = startedBefore.millisecondsSince1970
+        var channels: [BroadcastChannel] = []
+        for try await (domain, key, channelID, created) in try await client.query("""
+            SELECT c.domain, c.key, c.channel_id, c.created_ms
+            FROM channels c LEFT JOIN activities a ON a.id = c.key AND a.domain = c.domain
+            WHERE c.deleted_ms IS NULL
+              AND (a.ended_ms < \(ended) OR COALESCE(a.started_ms, c.created_ms) < \(started))
+            ORDER BY c.created_ms LIMIT \(Int64(limit))
+            """, logger: logger).decode((String, String, String, Int64).self) {
+            channels.append(BroadcastChannel(
+                domain: domain, key: key, channelID: channelID, createdAt: Date(millisecondsSince1970: created)))
+        }
+        return channels
+    }
+
     public func markChannelDeleted(domain: String, key: String, at: Date) async throws -> Bool {
         let ms = at.millisecondsSince1970
         return try await first(String.self, """

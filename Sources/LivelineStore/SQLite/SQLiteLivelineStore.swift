@@ -78,15 +78,36 @@ public final class SQLiteLivelineStore: ActivityStore {
         }
     }
 
+    public func liveChannelIDs() async throws -> Set<String> {
+        try await pool.read { db in
+            Set(try String.fetchAll(db, sql: "SELECT channel_id FROM channels WHERE deleted_ms IS NULL"))
+        }
+    }
+
+    public func channelsToSweep(endedBefore: Date, startedBefore: Date, limit: Int) async throws -> [BroadcastChannel] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT c.domain, c.key, c.channel_id, c.created_ms, c.deleted_ms
+                FROM channels c LEFT JOIN activities a ON a.id = c.key AND a.domain = c.domain
+                WHERE c.deleted_ms IS NULL
+                  AND (a.ended_ms < ? OR COALESCE(a.started_ms, c.created_ms) < ?)
+                ORDER BY c.created_ms LIMIT ?
+                """, arguments: [endedBefore.millisecondsSince1970, startedBefore.millisecondsSince1970, limit]
+            ).map(Self.channel(from:))
+        }
+    }
+
     static func fetchChannel(_ db: Database, domain: String, key: String) throws -> BroadcastChannel? {
         let statement = try db.cachedStatement(
             sql: "SELECT domain, key, channel_id, created_ms, deleted_ms FROM channels WHERE domain = ? AND key = ?")
-        return try Row.fetchOne(statement, arguments: [domain, key]).map { row in
-            BroadcastChannel(
-                domain: row["domain"], key: row["key"], channelID: row["channel_id"],
-                createdAt: Date(millisecondsSince1970: row["created_ms"]),
-                deletedAt: (row["deleted_ms"] as Int64?).map(Date.init(millisecondsSince1970:)))
-        }
+        return try Row.fetchOne(statement, arguments: [domain, key]).map(channel(from:))
+    }
+
+    private static func channel(from row: Row) -> BroadcastChannel {
+        BroadcastChannel(
+            domain: row["domain"], key: row["key"], channelID: row["channel_id"],
+            createdAt: Date(millisecondsSince1970: row["created_ms"]),
+            deletedAt: (row["deleted_ms"] as Int64?).map(Date.init(millisecondsSince1970:)))
     }
 
     // MARK: Trace

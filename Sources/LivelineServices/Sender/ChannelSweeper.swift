@@ -1,0 +1,128 @@
+import Foundation
+import LivelineAPNs
+import LivelineLogging
+import LivelineStore
+import Logging
+import ServiceLifecycle
+
+/// Deletes the broadcast channels nobody will hear again. The sender deletes a channel as
+/// soon as its activity's end is delivered; this catches the rest (an end that was
+/// dead-lettered, a game that never ended, a worker that stopped between the end and the
+/// delete), because an app holds at most 10,000 channels per environment at Apple.
+///
+/// At start it compares APNs' own list (`allChannelIDs`) with the store and deletes the
+/// channels APNs has that the store does not know live (orphans, such as one created by a
+/// worker that stopped before recording it). Then, every `interval`, it deletes the live
+/// channels whose activity ended more than `endGrace` ago (its end had time to go out, retries
+/// included) or started more than `lifetime` ago (iOS ends an activity after 8 hours and
+/// removes it at most 4 hours later). A live game's channel is never deleted.
+public struct ChannelSweeper: Service {
+    public struct Settings: Sendable {
+        public var interval: Duration
+        public var endGrace: Duration
+        public var lifetime: Duration
+        /// How long an orphan candidate must stay unknown to the store before it is deleted:
+        /// a worker records a channel just after APNs created it.
+        public var orphanGrace: Duration
+        /// Channels deleted per sweep, at most.
+        public var batchSize: Int
+
+        public init(
+            interval: Duration = .seconds(600), endGrace: Duration = .seconds(3_600), lifetime: Duration = .seconds(12 * 3_600),
+            orphanGrace: Duration = .seconds(60), batchSize: Int = 500
+        ) {
+            self.interval = interval
+            self.endGrace = endGrace
+            self.lifetime = lifetime
+            self.orphanGrace = orphanGrace
+            self.batchSize = batchSize
+        }
+    }
+
+    private let store: any ActivityStore
+    private let clients: APNsClientDirectory
+    /// The bundle id of each channel domain: a channel lives in its app's channel environment.
+    private let bundles: [String: String]
+    private let keeper: ChannelKeeper
+    private let settings: Settings
+    private let logger: Logger
+
+    /// - Parameter bundles: each channel domain's bundle id (`DomainConfiguration.bundleId`).
+    public init(
+        store: any ActivityStore, clients: APNsClientDirectory, bundles: [String: String], settings: Settings = Settings(),
+        logger: Logger
+    ) {
+        self.store = store
+        self.clients = clients
+        self.bundles = bundles
+        self.keeper = ChannelKeeper(store: store, logger: logger)
+        self.settings = settings
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        try? await cancelWhenGracefulShutdown { await deleteOrphans() }
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            do {
+                let swept = try await sweep(now: Date())
+                if swept > 0 { logger.info("channels swept", metadata: ServiceLogKey.metadata([.channelSwept: "\(swept)"])) }
+            } catch {
+                logger.warning("could not sweep channels", metadata: ServiceLogKey.metadata([.channelError: "\(error)"]))
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: settings.interval) }
+        }
+    }
+
+    /// One sweep of the store's channels that are due; returns how many were deleted.
+    public func sweep(now: Date) async throws -> Int {
+        let due = try await store.channelsToSweep(
+            endedBefore: now.addingTimeInterval(-Self.seconds(settings.endGrace)),
+            startedBefore: now.addingTimeInterval(-Self.seconds(settings.lifetime)), limit: settings.batchSize)
+        var deleted = 0
+        for channel in due {
+            guard let bundle = bundles[channel.domain], let client = clients.channelClient(bundleID: bundle) else {
+                logger.warning("no APNs credentials to delete a channel", metadata: ServiceLogKey.metadata([
+                    .channelDomain: "\(channel.domain)", .channelKey: "\(channel.key)",
+                ]))
+                continue
+            }
+            if try await keeper.closeChannel(domain: channel.domain, key: channel.key, channelID: channel.channelID, client: client, now: now) {
+                deleted += 1
+            }
+        }
+        return deleted
+    }
+
+    /// Deletes, for every app, the channels APNs lists that the store does not know live,
+    /// after ``Settings/orphanGrace``; returns how many. Failures are logged, not fatal.
+    @discardableResult
+    public func deleteOrphans() async -> Int {
+        var deleted = 0
+        for bundle in Set(bundles.values).sorted() {
+            guard let client = clients.channelClient(bundleID: bundle) else { continue }
+            do {
+                var candidates = Set(try await client.allChannelIDs()).subtracting(try await store.liveChannelIDs())
+                guard !candidates.isEmpty else { continue }
+                try await Task.sleep(for: settings.orphanGrace)
+                candidates.subtract(try await store.liveChannelIDs())
+                for id in candidates.sorted() {
+                    try await client.deleteChannel(id: id)
+                    deleted += 1
+                }
+                logger.notice("orphan channels deleted at APNs", metadata: ServiceLogKey.metadata([
+                    .channelBundle: "\(bundle)", .channelOrphans: "\(candidates.count)",
+                ]))
+            } catch {
+                logger.warning("could not compare channels with APNs", metadata: ServiceLogKey.metadata([
+                    .channelBundle: "\(bundle)", .channelError: "\(error)",
+                ]))
+            }
+        }
+        return deleted
+    }
+
+    private static func seconds(_ duration: Duration) -> TimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}
