@@ -351,7 +351,7 @@ let package = Package(
         .testTarget(
             name: "LivelineRuntimeTests",
             dependencies: [
-                "LivelineRuntime", "LivelineAMQP", "LivelineServices", "LivelineStore", "LivelineTestSupport", "LivelineCore",
+                "LivelineRuntime", "LivelineAMQP", "LivelineServices", "LivelineStore", "LivelineStoreTestSupport", "LivelineTestSupport", "LivelineCore",
                 "LivelineAPI", "LivelineLogging",
                 "LivelineMessaging", "LivelineProducer", "LivelineModels", "LivelineAPNs", "APNsSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),

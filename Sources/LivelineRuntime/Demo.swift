@@ -20,7 +20,7 @@ public struct Demo: Sendable {
         try await scenario.registerDevices(in: store)
         try await connection.declare(topology.amqp)
         let publisher = EventPublisher(connection: connection, source: "//demo.liveline", topology: topology)
-        try await scenario.publish(with: publisher, badEventTo: topology.eventsExchange)
+        try await scenario.publish(with: publisher, badEventTo: topology.eventsExchange, store: store)
         var lines = ["published demo run \(suffix) to \(topology.eventsExchange) (every publish confirmed):"]
         for device in scenario.devices {
             lines.append("  \(device.label), token \(device.token.prefix(8))…")

@@ -17,6 +17,9 @@ struct DemoScenario: Sendable {
         var activityID: String
         /// A fan's device, started by the game rather than by its app.
         var isFan = false
+        /// A fan's device on iOS 18 or later, which listens to the game's channel; an older
+        /// one is updated per token.
+        var listensOnChannel = false
     }
 
     let rideID: String
@@ -28,8 +31,8 @@ struct DemoScenario: Sendable {
     let riderPhone = DemoScenario.token()
     let riderWatch = DemoScenario.token()
     let foodiePhone = DemoScenario.token()
-    /// Two devices of the first fan, one of the second.
-    let fanDevices = [DemoScenario.token(), DemoScenario.token(), DemoScenario.token()]
+    /// Two devices of the first fan, one of the second, and the third fan's older iPhone.
+    let fanDevices = [DemoScenario.token(), DemoScenario.token(), DemoScenario.token(), DemoScenario.token()]
     /// What the game's start names: whoever follows one of them is started.
     static let gameTopics = ["team:arsenal", "team:chelsea", "league:premier-league"]
 
@@ -39,7 +42,7 @@ struct DemoScenario: Sendable {
         gameID = "game-\(userSuffix)"
         rider = "rider-\(userSuffix)"
         foodie = "foodie-\(userSuffix)"
-        fans = ["fan-a-\(userSuffix)", "fan-b-\(userSuffix)"]
+        fans = ["fan-a-\(userSuffix)", "fan-b-\(userSuffix)", "fan-c-\(userSuffix)"]
     }
 
     var devices: [DemoDevice] {
@@ -47,11 +50,18 @@ struct DemoScenario: Sendable {
             DemoDevice(label: "ride \(rideID), \(rider)'s iPhone", token: riderPhone, activityID: rideID),
             DemoDevice(label: "ride \(rideID), \(rider)'s iPad", token: riderWatch, activityID: rideID),
             DemoDevice(label: "delivery \(deliveryID), \(foodie)'s iPhone", token: foodiePhone, activityID: deliveryID),
-            DemoDevice(label: "game \(gameID), \(fans[0])'s iPhone (follows Arsenal)", token: fanDevices[0], activityID: gameID, isFan: true),
-            DemoDevice(label: "game \(gameID), \(fans[0])'s iPad (follows Arsenal)", token: fanDevices[1], activityID: gameID, isFan: true),
+            DemoDevice(
+                label: "game \(gameID), \(fans[0])'s iPhone (follows Arsenal)", token: fanDevices[0], activityID: gameID,
+                isFan: true, listensOnChannel: true),
+            DemoDevice(
+                label: "game \(gameID), \(fans[0])'s iPad (follows Arsenal)", token: fanDevices[1], activityID: gameID,
+                isFan: true, listensOnChannel: true),
             DemoDevice(
                 label: "game \(gameID), \(fans[1])'s iPhone (follows Chelsea and the league)", token: fanDevices[2],
-                activityID: gameID, isFan: true),
+                activityID: gameID, isFan: true, listensOnChannel: true),
+            DemoDevice(
+                label: "game \(gameID), \(fans[2])'s iPhone on iOS 17.4 (follows the league; updated per token)",
+                token: fanDevices[3], activityID: gameID, isFan: true),
         ]
     }
 
@@ -69,16 +79,30 @@ struct DemoScenario: Sendable {
         _ = try await store.registerUpdateToken(
             .init(activityID: deliveryID, deviceID: "phone", userID: foodie, token: foodiePhone, domain: "delivery",
                   attributesType: "DeliveryAttributes", at: now))
-        for (fan, device, token) in [(fans[0], "phone", fanDevices[0]), (fans[0], "ipad", fanDevices[1]), (fans[1], "phone", fanDevices[2])] {
-            try await store.registerPushToStartToken(
-                .init(userID: fan, attributesType: "ScoreAttributes", deviceID: device, token: token, registeredAt: now, osVersion: "18.1"))
+        let starts = [
+            (fans[0], "phone", fanDevices[0], "18.1"), (fans[0], "ipad", fanDevices[1], "18.1"), (fans[1], "phone", fanDevices[2], "18.1"),
+            (fans[2], "phone", fanDevices[3], "17.4"),
+        ]
+        for (fan, device, token, osVersion) in starts {
+            try await store.registerPushToStartToken(.init(
+                userID: fan, attributesType: "ScoreAttributes", deviceID: device, token: token, registeredAt: now, osVersion: osVersion))
         }
         _ = try await store.follow(userID: fans[0], topic: "team:arsenal", at: now)
         _ = try await store.follow(userID: fans[1], topic: "team:chelsea", at: now)
         _ = try await store.follow(userID: fans[1], topic: "league:premier-league", at: now)
+        _ = try await store.follow(userID: fans[2], topic: "league:premier-league", at: now)
     }
 
-    func publish(with publisher: EventPublisher, badEventTo exchange: String) async throws {
+    /// What the iOS 17 fan's app does once the game started on it: it cannot listen to the
+    /// channel, so it subscribes the new activity's update token, as `PUT
+    /// /v1/activities/<game>/tokens/<device>` stores it for a shared activity.
+    func subscribeOlderDevice(in store: any ActivityStore) async throws {
+        _ = try await store.registerUpdateToken(.init(
+            activityID: gameID, deviceID: "\(fans[2])/phone", userID: "", token: fanDevices[3], domain: "score",
+            attributesType: "ScoreAttributes", at: Date()))
+    }
+
+    func publish(with publisher: EventPublisher, badEventTo exchange: String, store: any ActivityStore) async throws {
         var time = Date().addingTimeInterval(-120)
         func next() -> Date {
             time.addTimeInterval(1)
@@ -126,6 +150,7 @@ struct DemoScenario: Sendable {
             try await publisher.publish(contentsOf: events)
             // Paced like real life (compressed), so each step is its own push, not coalesced.
             try await Task.sleep(for: .milliseconds(300))
+            if index == 1 { try await subscribeOlderDevice(in: store) }
         }
         // A producer bug: not a CloudEvent at all. It must end in the DLQ, not vanish.
         try await publisher.connection.publish(

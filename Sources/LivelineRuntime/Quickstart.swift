@@ -115,14 +115,20 @@ public struct Quickstart: Sendable {
         }
     }
 
-    public func run(logger: Logger) async throws -> Report {
+    /// Runs the scenario on `store`, or by default on a fresh SQLite file at ``storePath``.
+    public func run(logger: Logger, on given: (any ActivityStore)? = nil) async throws -> Report {
         let id = UUID().uuidString.prefix(8).lowercased()
         let topology = LivelineTopology(prefix: "quickstart.\(id)", retryTiers: [.init(name: "2s", delay: .seconds(2))])
 
-        try? FileManager.default.removeItem(atPath: storePath)
-        try FileManager.default.createDirectory(
-            at: URL(fileURLWithPath: storePath).deletingLastPathComponent(), withIntermediateDirectories: true)
-        let store = try SQLiteLivelineStore(configuration: .init(path: storePath))
+        let store: any ActivityStore
+        if let given {
+            store = given
+        } else {
+            try? FileManager.default.removeItem(atPath: storePath)
+            try FileManager.default.createDirectory(
+                at: URL(fileURLWithPath: storePath).deletingLastPathComponent(), withIntermediateDirectories: true)
+            store = try SQLiteLivelineStore(configuration: .init(path: storePath))
+        }
 
         // An ephemeral provider key the simulator trusts, so every JWT's signature is checked.
         let key = P256.Signing.PrivateKey()
@@ -178,7 +184,7 @@ public struct Quickstart: Sendable {
                 }
             }
             let publisher = EventPublisher(connection: producer, source: "//quickstart.liveline", topology: topology)
-            try await scenario.publish(with: publisher, badEventTo: topology.eventsExchange)
+            try await scenario.publish(with: publisher, badEventTo: topology.eventsExchange, store: store)
 
             let deadline = ContinuousClock.now + timeout
             var report = try await currentReport(scenario, simulator, store)
@@ -212,7 +218,7 @@ public struct Quickstart: Sendable {
                 deleted: stored.deletedAt != nil && !simulator.channelIDs(bundleID: bundleID).contains(stored.channelID))
         }
         let personal = zip(scenario.devices, devices).filter { !$0.0.isFan }.map(\.1)
-        let fans = zip(scenario.devices, devices).filter { $0.0.isFan }.map(\.1)
+        let fans = zip(scenario.devices, devices).filter { $0.0.isFan }.map { (device: $0.1, onChannel: $0.0.listensOnChannel) }
         let personalDone = personal.allSatisfy { device in device.deliveries.contains { $0.payloadString.contains(#""event":"end""#) } }
         let gameDone = channel.map { Self.gameIsComplete(fans: fans, channel: $0) } ?? false
         // The letters as the keeper stored them: what `liveline dlq list` shows.
@@ -222,20 +228,29 @@ public struct Quickstart: Sendable {
             succeeded: personalDone && gameDone && reasons.values.reduce(0, +) >= 1)
     }
 
-    /// Whether the game went as a fan's phone would show it: each device started once, into
-    /// the game's channel, then every broadcast after its start in order, ending with the
-    /// end; and the channel deleted.
-    static func gameIsComplete(fans: [Device], channel: GameChannel) -> Bool {
+    /// Whether the game went as a fan's phone would show it: each device started once (into
+    /// the game's channel on iOS 18, without it on an older one), then every broadcast after
+    /// its start in order, ending with the end (per token on the older one); and the channel
+    /// deleted.
+    static func gameIsComplete(fans: [(device: Device, onChannel: Bool)], channel: GameChannel) -> Bool {
         guard channel.deleted, let last = channel.broadcasts.last, last.payloadString.contains(#""event":"end""#) else {
             return false
         }
-        return fans.allSatisfy { fan in
-            guard let start = fan.deliveries.first, isStart(into: channel.id, start) else { return false }
+        return fans.allSatisfy { fan, onChannel in
+            guard let start = fan.deliveries.first,
+                onChannel ? isStart(into: channel.id, start) : isStartWithoutChannel(start)
+            else { return false }
             let after = fan.deliveries.dropFirst()
             return !after.contains { $0.payloadString.contains(#""event":"start""#) }
                 && after.map(\.payload) == channel.broadcasts.filter { $0.receivedAt >= start.receivedAt }.map(\.payload)
                 && after.last?.payloadString.contains(#""event":"end""#) == true
         }
+    }
+
+    /// Whether `delivery` is a start for a device too old for channels: it reports its own token.
+    public static func isStartWithoutChannel(_ delivery: APNsSimulatorDelivery?) -> Bool {
+        guard let delivery, let aps = Report.aps(of: delivery) else { return false }
+        return aps["event"] as? String == "start" && aps["input-push-channel"] == nil && aps["input-push-token"] as? Int == 1
     }
 
     /// Whether `delivery` is a start that makes the activity listen on `channelID`.
