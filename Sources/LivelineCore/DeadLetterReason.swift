@@ -16,6 +16,8 @@ public enum DeadLetterReason: Hashable, Sendable, RawRepresentable, Codable, Cus
     case invalidEvent
     /// The content-state or attributes do not match the domain's model.
     case schemaMismatch
+    /// A producer's per-event override is outside its domain's bounds.
+    case invalidOverride
     /// Transient APNs failures outlasted every retry tier.
     case retriesExhausted
     /// A message on the send queue that is not a push job.
@@ -33,6 +35,7 @@ public enum DeadLetterReason: Hashable, Sendable, RawRepresentable, Codable, Cus
         case "payload-too-large": self = .payloadTooLarge
         case "invalid-event": self = .invalidEvent
         case "schema-mismatch": self = .schemaMismatch
+        case "invalid-override": self = .invalidOverride
         case "retries-exhausted": self = .retriesExhausted
         case "invalid-job": self = .invalidJob
         case "unknown-app": self = .unknownApp
@@ -47,6 +50,7 @@ public enum DeadLetterReason: Hashable, Sendable, RawRepresentable, Codable, Cus
         case .payloadTooLarge: "payload-too-large"
         case .invalidEvent: "invalid-event"
         case .schemaMismatch: "schema-mismatch"
+        case .invalidOverride: "invalid-override"
         case .retriesExhausted: "retries-exhausted"
         case .invalidJob: "invalid-job"
         case .unknownApp: "unknown-app"

@@ -60,6 +60,11 @@ public struct DomainEvent: Hashable, Sendable {
         get { storage.fields.topics }
         set { unique().fields.topics = newValue }
     }
+    /// `data.overrides`: the producer's per-event settings, checked against the domain's bounds.
+    public var overrides: EventOverrides? {
+        get { storage.fields.overrides }
+        set { unique().fields.overrides = newValue }
+    }
     /// `data.message`: free text for alerts, e.g. why a ride failed.
     public var message: String? {
         get { storage.fields.message }
@@ -78,12 +83,12 @@ public struct DomainEvent: Hashable, Sendable {
     public init(
         envelope: CloudEvent, domain: String, name: String, activityId: String, userId: String,
         status: String, contentState: JSONValue, attributes: JSONValue?, message: String?,
-        contentStateJSON: Data? = nil, topics: [String]? = nil
+        contentStateJSON: Data? = nil, topics: [String]? = nil, overrides: EventOverrides? = nil
     ) {
         storage = Storage(Fields(
             envelope: envelope, domain: domain, name: name, activityId: activityId, userId: userId, status: status,
             contentState: contentState, contentStateJSON: contentStateJSON ?? JSONValue.encoded(contentState),
-            attributes: attributes, topics: topics, message: message, priorityCap: nil))
+            attributes: attributes, topics: topics, overrides: overrides, message: message, priorityCap: nil))
     }
 
     /// The event id (`envelope.id`).
@@ -118,6 +123,7 @@ public struct DomainEvent: Hashable, Sendable {
         var contentStateJSON: Data
         var attributes: JSONValue?
         var topics: [String]?
+        var overrides: EventOverrides?
         var message: String?
         var priorityCap: PushPriority?
     }

@@ -3,7 +3,8 @@
 ///
 /// JSON keys and defaults: `staleAfterSeconds` (none), `relevanceScore` (none),
 /// `routinePriority` (5), `statuses` ({}), `changeRules` ([]), `pushToStartAlert`
-/// (none: push-to-start disabled), `budget` (``BudgetPolicy/standard``).
+/// (none: push-to-start disabled), `budget` (``BudgetPolicy/standard``), `overrides`
+/// (``OverrideBounds``' defaults).
 public struct DomainPolicy: Hashable, Sendable {
     /// `stale-date` = event time + this window; nil sends no stale date.
     public var staleAfterSeconds: Int64?
@@ -20,13 +21,16 @@ public struct DomainPolicy: Hashable, Sendable {
     public var pushToStartAlert: AlertTemplate?
     /// The priority-10 budget.
     public var budget: BudgetPolicy
+    /// How far producers may override this policy per event.
+    public var overrides: OverrideBounds
 
     /// Creates a policy.
     public init(
         staleAfterSeconds: Int64? = nil, relevanceScore: Double? = nil, routinePriority: PushPriority = .low,
         statuses: [String: StatusPolicy] = [:], changeRules: [ChangeRule] = [],
-        pushToStartAlert: AlertTemplate? = nil, budget: BudgetPolicy = .standard
+        pushToStartAlert: AlertTemplate? = nil, budget: BudgetPolicy = .standard, overrides: OverrideBounds = OverrideBounds()
     ) {
+        self.overrides = overrides
         self.staleAfterSeconds = staleAfterSeconds
         self.relevanceScore = relevanceScore
         self.routinePriority = routinePriority
@@ -44,7 +48,7 @@ public struct DomainPolicy: Hashable, Sendable {
 
 extension DomainPolicy: Codable {
     private enum Keys: String, CodingKey {
-        case staleAfterSeconds, relevanceScore, routinePriority, statuses, changeRules, pushToStartAlert, budget
+        case staleAfterSeconds, relevanceScore, routinePriority, statuses, changeRules, pushToStartAlert, budget, overrides
     }
 
     /// Decodes with the documented defaults for absent keys.
@@ -57,7 +61,8 @@ extension DomainPolicy: Codable {
             statuses: try container.decodeIfPresent([String: StatusPolicy].self, forKey: .statuses) ?? [:],
             changeRules: try container.decodeIfPresent([ChangeRule].self, forKey: .changeRules) ?? [],
             pushToStartAlert: try container.decodeIfPresent(AlertTemplate.self, forKey: .pushToStartAlert),
-            budget: try container.decodeIfPresent(BudgetPolicy.self, forKey: .budget) ?? .standard
+            budget: try container.decodeIfPresent(BudgetPolicy.self, forKey: .budget) ?? .standard,
+            overrides: try container.decodeIfPresent(OverrideBounds.self, forKey: .overrides) ?? OverrideBounds()
         )
     }
 
@@ -71,5 +76,6 @@ extension DomainPolicy: Codable {
         try container.encode(changeRules, forKey: .changeRules)
         try container.encodeIfPresent(pushToStartAlert, forKey: .pushToStartAlert)
         try container.encode(budget, forKey: .budget)
+        try container.encode(overrides, forKey: .overrides)
     }
 }

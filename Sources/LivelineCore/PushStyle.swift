@@ -49,3 +49,13 @@ struct PushStyle: Hashable, Sendable {
         }
     }
 }
+
+extension PushStyle {
+    /// The producer's overrides, already checked against the domain's bounds.
+    mutating func apply(_ overrides: EventOverrides, eventTime: EventTime) {
+        if let priority = overrides.priority { self.priority = priority }
+        if let alert = overrides.alert { self.alert = alert }
+        if let score = overrides.relevanceScore { relevanceScore = score }
+        if let staleDate = overrides.staleDate { staleAfterSeconds = staleDate.unixSeconds - eventTime.unixSeconds }
+    }
+}

@@ -29,6 +29,7 @@ extension Translator {
             ? try CloudEventParser.optionalString("userId", in: data, prefix: "data.") ?? ""
             : try CloudEventParser.requiredString("userId", in: data, prefix: "data.")
         let topics = try Self.topics(in: data)
+        let overrides = try Self.overrides(in: data)
         guard let rawState = data["contentState"] else { throw .missingField("data.contentState") }
         guard case .object(let stateFields) = rawState else {
             throw .mistypedField("data.contentState", expected: "an object", found: rawState.typeName)
@@ -50,8 +51,51 @@ extension Translator {
         return DomainEvent(
             envelope: envelope, domain: domainName, name: String(typeParts[1]), activityId: activityId,
             userId: userId, status: status, contentState: contentState.value, attributes: attributes, message: message,
-            contentStateJSON: contentState.bytes, topics: topics
+            contentStateJSON: contentState.bytes, topics: topics, overrides: overrides
         )
+    }
+
+    /// `data.overrides`: its shape only; the bounds are the domain's, checked in translation.
+    static func overrides(in data: [String: JSONValue]) throws(EventError) -> EventOverrides? {
+        guard let value = data["overrides"], value != .null else { return nil }
+        guard case .object(let fields) = value else {
+            throw .mistypedField("data.overrides", expected: "an object", found: value.typeName)
+        }
+        let known: Set<String> = ["priority", "staleDate", "relevanceScore", "dismissalDate", "alert"]
+        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
+            throw .invalidField("data.overrides", reason: "unknown key \"\(unknown.prefix(64))\"; known: \(known.sorted().joined(separator: ", "))")
+        }
+        var overrides = EventOverrides()
+        if let priority = fields["priority"], priority != .null {
+            guard case .integer(let number) = priority, let value = PushPriority(rawValue: Int(clamping: number)) else {
+                throw .invalidField("data.overrides.priority", reason: "must be 5 or 10")
+            }
+            overrides.priority = value
+        }
+        for (key, path) in [("staleDate", \EventOverrides.staleDate), ("dismissalDate", \EventOverrides.dismissalDate)] {
+            guard let text = try CloudEventParser.optionalString(key, in: fields, prefix: "data.overrides.") else { continue }
+            guard let time = RFC3339.parse(text) else {
+                throw .invalidField("data.overrides.\(key)", reason: "is not an RFC 3339 time")
+            }
+            overrides[keyPath: path] = time
+        }
+        if let score = fields["relevanceScore"], score != .null {
+            switch score {
+            case .integer(let number): overrides.relevanceScore = Double(number)
+            case .double(let number): overrides.relevanceScore = number
+            default: throw .mistypedField("data.overrides.relevanceScore", expected: "a number", found: score.typeName)
+            }
+        }
+        if let alert = fields["alert"], alert != .null {
+            guard case .object(let alertFields) = alert else {
+                throw .mistypedField("data.overrides.alert", expected: "an object", found: alert.typeName)
+            }
+            overrides.alert = AlertTemplate(
+                title: try CloudEventParser.requiredString("title", in: alertFields, prefix: "data.overrides.alert."),
+                body: try CloudEventParser.requiredString("body", in: alertFields, prefix: "data.overrides.alert."),
+                sound: try CloudEventParser.optionalString("sound", in: alertFields, prefix: "data.overrides.alert."))
+        }
+        return overrides
     }
 
     /// The largest number of topics one start may name.

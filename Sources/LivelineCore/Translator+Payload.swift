@@ -8,7 +8,7 @@ extension Translator {
     static func payload(
         for event: DomainEvent, route: Route, inputPushChannel: String? = nil, style: PushStyle, previous: ActivitySnapshot?,
         snapshot: ActivitySnapshot,
-        statusPolicy: StatusPolicy, notes: inout [String]
+        statusPolicy: StatusPolicy, dismissalDate: EventTime? = nil, notes: inout [String]
     ) -> Result<(APSFields, Data), TranslationDecision.Rejection> {
         let eventSeconds = event.time.unixSeconds
         var timestamp = eventSeconds
@@ -27,7 +27,8 @@ extension Translator {
             event: route.event,
             staleDate: style.staleAfterSeconds.map { eventSeconds &+ $0 },
             relevanceScore: style.relevanceScore,
-            dismissalDate: route.event == .end ? LifecycleGuard.dismissalDate(statusPolicy.dismissal, endSeconds: eventSeconds) : nil,
+            dismissalDate: route.event == .end
+                ? dismissalDate?.unixSeconds ?? LifecycleGuard.dismissalDate(statusPolicy.dismissal, endSeconds: eventSeconds) : nil,
             alert: alert,
             attributesType: isStart ? snapshot.attributesType : nil,
             // On a channel the activity needs no token of its own; elsewhere iOS 18 reports it.

@@ -55,6 +55,13 @@ extension Translator {
 
         var style = PushStyle.choose(for: route.event, event: event, previous: activity, policy: configuration.policy)
         notes.append(style.note)
+        if let overrides = event.overrides {
+            if let violation = configuration.policy.overrides.violation(of: overrides, eventTime: event.time, isEnd: route.event == .end) {
+                return .deadLetter(.init(reason: .invalidOverride, message: violation, traceNotes: notes))
+            }
+            style.apply(overrides, eventTime: event.time)
+            notes.append("producer overrides applied")
+        }
         if let cap = event.priorityCap, style.priority > cap {
             style.priority = cap
             style.alert = nil
@@ -77,7 +84,8 @@ extension Translator {
         for variant in variants {
             let built: (APSFields, Data)
             switch Self.payload(for: event, route: route, inputPushChannel: variant.channel, style: style, previous: activity,
-                                snapshot: snapshot, statusPolicy: statusPolicy, notes: &notes) {
+                                snapshot: snapshot, statusPolicy: statusPolicy, dismissalDate: event.overrides?.dismissalDate,
+                                notes: &notes) {
             case .success(let success): built = success
             case .failure(let rejection): return .deadLetter(rejection)
             }

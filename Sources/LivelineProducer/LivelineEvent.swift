@@ -31,6 +31,27 @@ public struct LivelineEvent: Hashable, Sendable {
         self.data = data
     }
 
+    /// This event with `overrides` in `data.overrides`: this push only, within the domain's
+    /// bounds (an event outside them is dead-lettered `invalid-override`).
+    public func overriding(_ overrides: EventOverrides) -> LivelineEvent {
+        var fields: [String: JSONValue] = [:]
+        if let priority = overrides.priority { fields["priority"] = .integer(Int64(priority.rawValue)) }
+        if let staleDate = overrides.staleDate { fields["staleDate"] = .string(staleDate.description) }
+        if let score = overrides.relevanceScore { fields["relevanceScore"] = .double(score) }
+        if let dismissal = overrides.dismissalDate { fields["dismissalDate"] = .string(dismissal.description) }
+        if let alert = overrides.alert {
+            var alertFields: [String: JSONValue] = ["title": .string(alert.title), "body": .string(alert.body)]
+            if let sound = alert.sound { alertFields["sound"] = .string(sound) }
+            fields["alert"] = .object(alertFields)
+        }
+        var copy = self
+        if case .object(var object) = data {
+            object["overrides"] = .object(fields)
+            copy.data = .object(object)
+        }
+        return copy
+    }
+
     /// The CloudEvents `type`: `<domain>.<name>`.
     public var type: String { "\(domain).\(name)" }
 

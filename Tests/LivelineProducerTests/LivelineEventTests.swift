@@ -35,6 +35,22 @@ struct LivelineEventTests {
         #expect(event.routingKey == "ride.status")
     }
 
+    /// A game names no user and its start names topics; overrides ride along; the parser
+    /// reads back exactly what was written.
+    @Test func aGamesStartWithTopicsAndOverridesRoundTrips() throws {
+        let state = ScoreAttributes.ContentState(homeScore: 0, awayScore: 0, period: "1st half", clock: "0'", status: .live)
+        let overrides = EventOverrides(
+            priority: .high, staleDate: EventTime(Self.time.addingTimeInterval(600)), relevanceScore: 80,
+            alert: AlertTemplate(title: "Kick-off", body: "Arsenal vs Chelsea", sound: "default"))
+        let event = try LivelineEvent.score(
+            activityId: "g-1", state: state, topics: ["team:arsenal", "league:epl"], id: "game-evt-1", time: Self.time
+        ).overriding(overrides)
+        let parsed = try Self.translator.parse(try event.encoded(source: "//scores.example.com"))
+        #expect(parsed.userId == "")
+        #expect(parsed.topics == ["team:arsenal", "league:epl"])
+        #expect(parsed.overrides == overrides)
+    }
+
     @Test func deliveryKeepsDatesAsReferenceSecondsAndRangesAsArrays() throws {
         let start = Date(timeIntervalSinceReferenceDate: 816_949_500)
         let state = DeliveryAttributes.ContentState(
