@@ -30,6 +30,17 @@ public enum PushTarget: Hashable, Sendable {
         }
     }
 
+    /// The sender's lane for this target's pushes of `activity`: ActivityKit orders each
+    /// device's pushes, so pushes to one target go in order, while the devices of one
+    /// activity (a game's whole audience) are sent to in parallel. A token is named by its
+    /// first 16 hex digits: two tokens that share them merely share a lane.
+    public func laneKey(activity: String) -> String {
+        switch self {
+        case .device(let token, let kind, _): "\(activity)\n\(kind.rawValue):\(token.prefix(16).lowercased())"
+        case .channel: "\(activity)\nchannel"
+        }
+    }
+
     /// A log-safe form: device tokens shortened to 8 characters (DESIGN §7).
     public var logDescription: String {
         switch self {

@@ -58,7 +58,8 @@ final class Pipeline: @unchecked Sendable {
     /// `settings` are more `LIVELINE_*` variables for the workers.
     static func start(
         executable: String?, amqpURL: String, storeURL: String?, label: String, goAwayAfterStreams: Int? = nil,
-        settings: [String: String] = [:], opsPort: Int = 19_090
+        settings: [String: String] = [:], domains: TranslatorConfiguration = BenchEvents.translatorConfiguration(),
+        opsPort: Int = 19_090
     ) async throws -> Pipeline {
         let executable = executable ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("liveline").path
@@ -90,9 +91,9 @@ final class Pipeline: @unchecked Sendable {
         environment["LIVELINE_APP_BENCH_KEY_FILE"] = work.appendingPathComponent("key.p8").path
         environment["LIVELINE_APNS_ENDPOINT"] = "127.0.0.1:\(simulatorPort)"
         environment["LIVELINE_APNS_CA_FILE"] = work.appendingPathComponent("ca.pem").path
-        let domains = work.appendingPathComponent("domains.json")
-        try JSONEncoder().encode(BenchEvents.translatorConfiguration()).write(to: domains)
-        environment["LIVELINE_TRANSLATOR_DOMAINS_FILE"] = domains.path
+        let domainsFile = work.appendingPathComponent("domains.json")
+        try JSONEncoder().encode(domains).write(to: domainsFile)
+        environment["LIVELINE_TRANSLATOR_DOMAINS_FILE"] = domainsFile.path
         environment.merge(settings) { $1 }
         return Pipeline(
             simulator: simulator, work: work, executable: executable, storeURL: storeURL, amqpURL: amqpURL,
@@ -103,11 +104,12 @@ final class Pipeline: @unchecked Sendable {
     /// logs, the SQLite store) stays for a look when `body` throws or did not pass.
     static func with<T>(
         executable: String?, amqpURL: String, storeURL: String?, label: String, goAwayAfterStreams: Int? = nil,
-        settings: [String: String] = [:], passed: (T) -> Bool, _ body: (Pipeline) async throws -> T
+        settings: [String: String] = [:], domains: TranslatorConfiguration = BenchEvents.translatorConfiguration(),
+        passed: (T) -> Bool, _ body: (Pipeline) async throws -> T
     ) async throws -> T {
         let pipeline = try await start(
             executable: executable, amqpURL: amqpURL, storeURL: storeURL, label: label, goAwayAfterStreams: goAwayAfterStreams,
-            settings: settings)
+            settings: settings, domains: domains)
         let result: T
         do {
             result = try await body(pipeline)

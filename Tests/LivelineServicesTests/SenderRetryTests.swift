@@ -188,6 +188,25 @@ import Testing
         }
     }
 
+    /// One activity's pushes to different devices do not wait for each other (a game's
+    /// audience); one device's do.
+    @Test func anActivitysDevicesAreSentToInParallel() async throws {
+        try await withSender { harness in
+            let slow = randomDeviceToken(), fast = randomDeviceToken()
+            harness.simulator.injectFault(.latency(milliseconds: 3_000), forDevice: slow, times: 1)
+            let activity = "g-lanes-\(UUID().uuidString.prefix(6))"
+            let first = makeJob(target: .device(token: slow, kind: .update), activityID: activity)
+            let behind = makeJob(target: .device(token: fast, kind: .update), activityID: activity)
+            let published = ContinuousClock.now
+            try await harness.publish([first, behind])
+            try await eventually("the second device served while the first waits") {
+                harness.simulator.deliveries(toDevice: fast).count == 1
+            }
+            #expect(ContinuousClock.now - published < .milliseconds(2_500), "did not wait behind the slow device")
+            try await eventually("the slow device served too") { harness.simulator.deliveries(toDevice: slow).count == 1 }
+        }
+    }
+
     @Test(arguments: StoreKind.underTest)
     func retriedUpdateSupersededByANewerEventIsDropped(store: StoreKind) async throws {
         try await withSender(store: store) { harness in

@@ -103,7 +103,10 @@ struct SenderHarness {
                     body: job.encoded(),
                     properties: AMQPProperties(
                         contentType: "application/json",
-                        headers: headers.merging([TranslatorHeaders.activity: .string(job.activityId)]) { given, _ in given },
+                        headers: headers.merging([
+                            TranslatorHeaders.activity: .string(job.activityId),
+                            TranslatorHeaders.lane: .string(job.target.laneKey(activity: job.activityId)),
+                        ]) { given, _ in given },
                         messageID: job.jobId)
                 )
             }

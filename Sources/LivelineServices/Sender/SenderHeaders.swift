@@ -9,6 +9,8 @@ public enum SenderHeaders {
     public static let reason = "x-liveline-reason"
     /// Dead letters: the job's domain.
     public static let domain = "x-liveline-domain"
-    /// Dead letters: the job's activity id.
+    /// Dead letters: the job's activity id; on a job, its lane when it has no ``lane``.
     public static let activity = "x-liveline-activity"
+    /// A job's lane (``TranslatorHeaders/lane``).
+    public static let lane = "x-liveline-lane"
 }

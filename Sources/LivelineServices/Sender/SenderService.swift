@@ -127,8 +127,10 @@ public final class SenderService: Service {
                         inFlight -= 1
                     }
                     inFlight += 1
-                    // One activity's jobs go out in queue order; others run beside them.
-                    let ticket = lanes.enter(activity: delivery.properties.headers[SenderHeaders.activity]?.stringValue)
+                    // One target's jobs of an activity go out in queue order; others run beside
+                    // them. A job from before lanes were per target has its activity's lane.
+                    let headers = delivery.properties.headers
+                    let ticket = lanes.enter(activity: (headers[SenderHeaders.lane] ?? headers[SenderHeaders.activity])?.stringValue)
                     health.began()
                     group.addTask {
                         // Decoded before the job waits for its turn, so the jobs ahead of it

@@ -16,6 +16,7 @@ enum OutgoingMessage {
                 contentType: "application/json",
                 headers: [
                     TranslatorHeaders.activity: .string(job.activityId),
+                    TranslatorHeaders.lane: .string(job.target.laneKey(activity: job.activityId)),
                     TranslatorHeaders.domain: .string(job.domain),
                     TranslatorHeaders.sequence: .int(job.sequence),
                     TranslatorHeaders.event: .string(job.event.rawValue),

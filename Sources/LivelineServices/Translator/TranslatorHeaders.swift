@@ -7,6 +7,9 @@ public enum TranslatorHeaders {
     public static let domain = "x-liveline-domain"
     /// The activity id, when known.
     public static let activity = "x-liveline-activity"
+    /// A job's lane in the sender: its activity and target (``LivelineCore/PushTarget/laneKey``).
+    /// Jobs of one lane are sent in queue order; other lanes run beside them.
+    public static let lane = "x-liveline-lane"
     /// A job's sequence (event time in Unix ms).
     public static let sequence = "x-liveline-sequence"
     /// A job's ActivityKit event (`update`, `end`, `start`).
