@@ -32,12 +32,20 @@ public enum PushTarget: Hashable, Sendable {
 
     /// The sender's lane for this target's pushes of `activity`: ActivityKit orders each
     /// device's pushes, so pushes to one target go in order, while the devices of one
-    /// activity (a game's whole audience) are sent to in parallel. A token is named by its
-    /// first 16 hex digits: two tokens that share them merely share a lane.
+    /// activity (a game's whole audience) are sent to in parallel. A token is named by a
+    /// 64-bit FNV-1a hash, the same in every process and no token in a header; two tokens
+    /// that share a hash merely share a lane.
     public func laneKey(activity: String) -> String {
         switch self {
-        case .device(let token, let kind, _): "\(activity)\n\(kind.rawValue):\(token.prefix(16).lowercased())"
-        case .channel: "\(activity)\nchannel"
+        case .device(let token, let kind, _):
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in token.lowercased().utf8 {
+                hash ^= UInt64(byte)
+                hash &*= 0x0000_0100_0000_01b3
+            }
+            return "\(activity)\n\(kind.rawValue):\(String(hash, radix: 16))"
+        case .channel:
+            return "\(activity)\nchannel"
         }
     }
 

@@ -172,4 +172,17 @@ struct PushJobTests {
             #expect(UUID(uuidString: text) == nil, "Foundation agrees about \(text)")
         }
     }
+
+    /// One lane per activity and target: stable, apart for tokens that share a long prefix,
+    /// and without the token itself.
+    @Test func laneKeysNameTheActivityAndTheTarget() {
+        let a = String(repeating: "ab", count: 31) + "01", b = String(repeating: "ab", count: 31) + "02"
+        let laneA = PushTarget.device(token: a, kind: .update).laneKey(activity: "g-1")
+        #expect(laneA == PushTarget.device(token: a.uppercased(), kind: .update, environment: .sandbox).laneKey(activity: "g-1"))
+        #expect(laneA != PushTarget.device(token: b, kind: .update).laneKey(activity: "g-1"))
+        #expect(laneA != PushTarget.device(token: a, kind: .pushToStart).laneKey(activity: "g-1"))
+        #expect(laneA != PushTarget.device(token: a, kind: .update).laneKey(activity: "g-2"))
+        #expect(!laneA.contains(a.prefix(16)))
+        #expect(PushTarget.channel(key: "g-1").laneKey(activity: "g-1") == "g-1\nchannel")
+    }
 }
