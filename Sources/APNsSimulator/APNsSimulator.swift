@@ -99,9 +99,11 @@ public final class APNsSimulator: Sendable {
 
     // MARK: Recorded deliveries
 
-    /// Every push accepted for this device token, in arrival order.
+    /// Every push accepted for this device token, in arrival order, with the broadcasts it
+    /// received on the channels its activities were started on (`input-push-channel`) until
+    /// their end, as the phone would show them.
     public func deliveries(toDevice deviceToken: String) -> [APNsSimulatorDelivery] {
-        core.state.withLockedValue { $0.deviceDeliveries[deviceToken] ?? [] }
+        core.state.withLockedValue { $0.deliveries(toDevice: deviceToken) }
     }
 
     /// Every broadcast accepted on this channel, in arrival order.
@@ -131,6 +133,8 @@ public final class APNsSimulator: Sendable {
         core.state.withLockedValue { state in
             state.deviceDeliveries.removeAll()
             state.channelDeliveries.removeAll()
+            state.listening.removeAll()
+            state.channelEnds.removeAll()
             state.statistics = APNsSimulatorStatistics()
         }
     }

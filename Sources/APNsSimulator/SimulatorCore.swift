@@ -195,7 +195,6 @@ final class SimulatorCore: Sendable {
                 if isDelete {
                     state.channels[channelID] = nil
                     state.channelOrder.removeAll { $0 == channelID }
-                    state.listeners[channelID] = nil
                 }
                 return channel
             }
@@ -226,7 +225,7 @@ final class SimulatorCore: Sendable {
         guard request.method == "GET" else { return .error(405, "MethodNotAllowed") }
         if request.path.hasPrefix("/_sim/devices/") {
             let token = String(request.path.dropFirst("/_sim/devices/".count))
-            let deliveries = state.withLockedValue { $0.deviceDeliveries[token] ?? [] }
+            let deliveries = state.withLockedValue { $0.deliveries(toDevice: token) }
             return .json(200, Self.json(deliveries))
         }
         if request.path.hasPrefix("/_sim/channels/") {
@@ -374,21 +373,16 @@ final class SimulatorCore: Sendable {
             if let delivery {
                 if isChannel {
                     state.channelDeliveries[recipient, default: []].append(delivery)
-                    // What each listening phone shows: the broadcast, under its own token.
-                    for token in state.listeners[recipient] ?? [] {
-                        var shown = delivery
-                        shown.recipient = token
-                        state.deviceDeliveries[token, default: []].append(shown)
-                    }
                 } else {
                     state.deviceDeliveries[recipient, default: []].append(delivery)
                 }
             }
             if let listening {
+                let position = state.channelDeliveries[isChannel ? recipient : listening]?.count ?? 0
                 if isChannel {
-                    state.listeners[recipient] = nil  // the activities ended
+                    if state.channelEnds[recipient] == nil { state.channelEnds[recipient] = position - 1 }  // the activities ended
                 } else if state.channels[listening] != nil {
-                    state.listeners[listening, default: []].insert(recipient)
+                    state.listening[recipient, default: []].append((listening, position))
                 }
             }
             state.count(status: 200)

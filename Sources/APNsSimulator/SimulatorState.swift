@@ -23,9 +23,30 @@ struct SimulatorState: Sendable {
     var channels: [String: Channel] = [:]
     /// Channel ids in creation order, for stable listing.
     var channelOrder: [String] = []
-    /// Channel id → the device tokens whose activity was started with it as
-    /// `input-push-channel` and has not ended: each broadcast reaches them too.
-    var listeners: [String: Set<String>] = [:]
+    /// Device token → the channels its activities were started on (`input-push-channel`),
+    /// each from the broadcast count at the start: a device shows every broadcast from there
+    /// to the channel's end. Kept as positions, so a broadcast to 100,000 listeners costs
+    /// nothing more than one to none.
+    var listening: [String: [(channel: String, from: Int)]] = [:]
+    /// Channel id → the position of its broadcast that ended the activities.
+    var channelEnds: [String: Int] = [:]
+
+    /// What a device shows: its own pushes and the broadcasts of the channels it listens to,
+    /// under its token, in arrival order.
+    func deliveries(toDevice token: String) -> [APNsSimulatorDelivery] {
+        var shown = deviceDeliveries[token] ?? []
+        for (channel, from) in listening[token] ?? [] {
+            let broadcasts = channelDeliveries[channel] ?? []
+            let end = min(channelEnds[channel].map { $0 + 1 } ?? broadcasts.count, broadcasts.count)
+            guard from < end else { continue }
+            shown += broadcasts[from..<end].map { broadcast in
+                var copy = broadcast
+                copy.recipient = token
+                return copy
+            }
+        }
+        return shown.enumerated().sorted { ($0.element.receivedAt, $0.offset) < ($1.element.receivedAt, $1.offset) }.map(\.element)
+    }
     var deviceFaults: [String: DeviceFault] = [:]
     var randomFaults: [(fault: APNsSimulatorFault, probability: Double)] = []
     var statistics = APNsSimulatorStatistics()
