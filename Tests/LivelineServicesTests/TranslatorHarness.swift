@@ -130,10 +130,12 @@ struct TranslatorHarness {
     }
 
     /// Registers an update token the way the api does.
-    func registerUpdateToken(_ token: String, activity: String, user: String, domain: String = "ride") async throws {
+    func registerUpdateToken(
+        _ token: String, activity: String, user: String, domain: String = "ride", device: String = "device-1"
+    ) async throws {
         let attributesType = Self.translator.domain(named: domain)?.attributesType
         _ = try await store.registerUpdateToken(UpdateTokenRegistration(
-            activityID: activity, deviceID: "device-1", userID: user, token: token,
+            activityID: activity, deviceID: device, userID: user, token: token,
             domain: domain, attributesType: attributesType, at: Date()))
     }
 

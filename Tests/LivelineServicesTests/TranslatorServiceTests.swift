@@ -296,6 +296,36 @@ struct TranslatorServiceTests {
         }
     }
 
+    /// A batch with more jobs than a publish slice (a big audience) goes out in slices,
+    /// each confirmed before the next: every job arrives once, in order, and the batch is acked.
+    @Test func aBatchBiggerThanAPublishSliceGoesOutInSlices() async throws {
+        try await withBroker {
+            let settings = TranslatorSettings(maxBatchSize: 10, linger: .milliseconds(20), publishSlice: 7)
+            try await TranslatorHarness.run(settings: settings) { harness, _ in
+                let devices = 30
+                for device in 0..<devices {
+                    try await harness.registerUpdateToken(
+                        String(format: "%064x", device + 1), activity: "s-1", user: "u-1", device: "d-\(device)")
+                }
+                let events = try Events.interleavedRides(["s-1"], steps: 2, attributes: true)
+                try await harness.publisher.publish(contentsOf: events)
+                try await eventually("every job published") {
+                    try await harness.control.messageCount(queue: harness.topology.sendQueue) == devices * events.count
+                }
+                try await eventually("the events acked") {
+                    try await harness.control.messageCount(queue: harness.topology.translateQueue) == 0
+                        && harness.metrics.total("liveline_translator_events_received_total") == Int64(events.count)
+                }
+                let consumer = try await harness.control.consume(queue: harness.topology.sendQueue, prefetch: 100)
+                let jobs = try await harness.jobs(devices * events.count, consumer: consumer).map(\.job)
+                await consumer.close()
+                #expect(Set(jobs.map(\.jobId)).count == jobs.count, "each job once")
+                #expect(jobs.map(\.sequence) == jobs.map(\.sequence).sorted(), "the first event's jobs before the second's")
+                #expect(harness.metrics.total("liveline_translator_batches_failed_total") == 0)
+            }
+        }
+    }
+
     @Test func gracefulShutdownAcksEverythingItProcessed() async throws {
         try await withBroker {
             let total = 600

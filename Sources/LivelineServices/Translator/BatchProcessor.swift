@@ -30,7 +30,10 @@ struct BatchProcessor: Sendable {
 
     /// A batch whose state is stored and whose messages are ready to publish.
     struct PreparedBatch: Sendable {
+        /// The dead letters; the jobs are encoded as they are submitted.
         var outgoing: [AMQPMessage]
+        var jobMessages: [PushJob]
+        var publishedAt: EventTime
         var received: Int
         var translated: Int
         var jobs: Int
@@ -259,26 +262,45 @@ struct BatchProcessor: Sendable {
             jobs.append(contentsOf: starts)
         }
         phaseStart = metrics.record(.spend, since: phaseStart)
-        let publishedAt = EventTime(Date())
-        for job in jobs {
-            outgoing.append(OutgoingMessage.job(job, topology: topology, publishedAt: publishedAt))
-        }
         return PreparedBatch(
-            outgoing: outgoing, received: planned.received, translated: sends.count, jobs: jobs.count,
+            outgoing: outgoing, jobMessages: jobs, publishedAt: EventTime(Date()),
+            received: planned.received, translated: sends.count, jobs: jobs.count,
             downgraded: sends.count { $0.send.downgraded }, dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart)
     }
 
-    /// Queues the batch's jobs and dead letters on the publisher connection now: batches
+    /// What was submitted and not yet confirmed: the batch's last slice.
+    struct Submitted: Sendable {
+        var messages: [AMQPMessage]
+        var receipt: PublishReceipt
+    }
+
+    /// Queues the batch's dead letters and jobs on the publisher connection: batches
     /// submitted one after another reach the broker in that order, while several of them
     /// wait for their confirms at once.
-    func submit(_ batch: PreparedBatch) -> PublishReceipt {
-        publisher.submit(contentsOf: batch.outgoing)
+    ///
+    /// A batch of more than ``TranslatorSettings/publishSlice`` messages (a game's start for its whole
+    /// audience) goes out in slices, each encoded only when the one before is confirmed:
+    /// holding 100,000 encoded jobs until the broker confirmed them all took the translator
+    /// past 500 MiB. Every slice but the last is confirmed here, before the next batch may
+    /// submit, so batch order holds.
+    func submit(_ batch: PreparedBatch) async throws -> Submitted {
+        var messages = batch.outgoing
+        var next = 0
+        while true {
+            let end = min(batch.jobMessages.count, next + max(settings.publishSlice - messages.count, 0))
+            messages += batch.jobMessages[next..<end].map { OutgoingMessage.job($0, topology: topology, publishedAt: batch.publishedAt) }
+            next = end
+            let receipt = publisher.submit(contentsOf: messages)
+            if next == batch.jobMessages.count { return Submitted(messages: messages, receipt: receipt) }
+            try await confirmed(messages, receipt: receipt)
+            messages = []
+        }
     }
 
     /// Waits for the confirms of a submitted batch, publishing refused messages again while
     /// that is worth it; then counts the batch.
-    func confirm(_ batch: PreparedBatch, receipt: PublishReceipt) async throws {
-        try await confirmed(batch.outgoing, receipt: receipt)
+    func confirm(_ batch: PreparedBatch, submitted: Submitted) async throws {
+        try await confirmed(submitted.messages, receipt: submitted.receipt)
         _ = metrics.record(.publish, since: batch.startedPublishing)
         metrics.received.increment(by: batch.received)
         metrics.translated.increment(by: batch.translated)

@@ -101,7 +101,7 @@ public struct TranslatorService: Service {
             var batchesInFlight = 0
             var ahead = ParsedAhead()
             var next = receiveAndParse(from: batcher, into: ahead)
-            var storing: (carryOver: BatchPlan.CarryOver, task: Task<(BatchProcessor.PreparedBatch, PublishReceipt), any Error>)?
+            var storing: (carryOver: BatchPlan.CarryOver, task: Task<(BatchProcessor.PreparedBatch, BatchProcessor.Submitted), any Error>)?
             defer { next.cancel() }
 
             while let (batch, parsed, started) = try await next.value {
@@ -138,12 +138,12 @@ public struct TranslatorService: Service {
                 let nextParsed = ahead.parsed
                 let stored = Task { [processor] in
                     let prepared = try await processor.store(plan, next: nextParsed)
-                    return (prepared, processor.submit(prepared))
+                    return (prepared, try await processor.submit(prepared))
                 }
                 inFlight.addTask {
                     do {
-                        let (prepared, receipt) = try await stored.value
-                        await self.confirmAndSettle(prepared, receipt: receipt, batch: batch, started: started)
+                        let (prepared, submitted) = try await stored.value
+                        await self.confirmAndSettle(prepared, submitted: submitted, batch: batch, started: started)
                     } catch {
                         await self.fail(batch, error: error)
                     }
@@ -183,10 +183,11 @@ public struct TranslatorService: Service {
 
     /// Waits for a submitted batch's confirms, then acks it; on failure nacks it for redelivery.
     private func confirmAndSettle(
-        _ prepared: BatchProcessor.PreparedBatch, receipt: PublishReceipt, batch: [AMQPDelivery], started: ContinuousClock.Instant
+        _ prepared: BatchProcessor.PreparedBatch, submitted: BatchProcessor.Submitted, batch: [AMQPDelivery],
+        started: ContinuousClock.Instant
     ) async {
         do {
-            try await processor.confirm(prepared, receipt: receipt)
+            try await processor.confirm(prepared, submitted: submitted)
             for delivery in batch { delivery.ack() }
             health.finished(batch.count)
             metrics.batchDuration.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - started))

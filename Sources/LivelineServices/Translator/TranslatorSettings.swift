@@ -30,14 +30,19 @@ public struct TranslatorSettings: Sendable, Hashable {
     /// The priority-10 budget window passed to the store; the core's ``BudgetDecision``
     /// uses one hour, so change both together. Default 3,600 s.
     public var budgetWindowSeconds: Double
+    /// The most messages a batch has encoded and unconfirmed at once: a bigger batch (a
+    /// game's start for its whole audience) is published in slices of this many, each
+    /// confirmed before the next is encoded. Default 4,096.
+    public var publishSlice: Int
 
     /// Creates settings; every argument has the documented default.
     public init(
         prefetch: UInt16 = 1_500, maxBatchSize: Int = 250, linger: Duration = .milliseconds(5),
         publishAttempts: Int = 3, publishRetryDelay: Duration = .milliseconds(200),
         failureBackoff: Duration = .milliseconds(500), budgetWindowSeconds: Double = 3_600,
-        parseConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount
+        parseConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount, publishSlice: Int = 4_096
     ) {
+        self.publishSlice = max(1, publishSlice)
         self.prefetch = prefetch
         self.maxBatchSize = max(1, maxBatchSize)
         self.linger = linger
