@@ -279,20 +279,23 @@ struct BatchProcessor: Sendable {
     /// wait for their confirms at once.
     ///
     /// A batch of more than ``TranslatorSettings/publishSlice`` messages (a game's start for its whole
-    /// audience) goes out in slices, each encoded only when the one before is confirmed:
+    /// audience) goes out in slices, at most two unconfirmed at once:
     /// holding 100,000 encoded jobs until the broker confirmed them all took the translator
     /// past 500 MiB. Every slice but the last is confirmed here, before the next batch may
     /// submit, so batch order holds.
     func submit(_ batch: PreparedBatch) async throws -> Submitted {
         var messages = batch.outgoing
         var next = 0
+        // Two slices in flight: the broker works on one while the next is encoded and sent.
+        var previous: Submitted?
         while true {
             let end = min(batch.jobMessages.count, next + max(settings.publishSlice - messages.count, 0))
             messages += batch.jobMessages[next..<end].map { OutgoingMessage.job($0, topology: topology, publishedAt: batch.publishedAt) }
             next = end
-            let receipt = publisher.submit(contentsOf: messages)
-            if next == batch.jobMessages.count { return Submitted(messages: messages, receipt: receipt) }
-            try await confirmed(messages, receipt: receipt)
+            let slice = Submitted(messages: messages, receipt: publisher.submit(contentsOf: messages))
+            if let previous { try await confirmed(previous.messages, receipt: previous.receipt) }
+            if next == batch.jobMessages.count { return slice }
+            previous = slice
             messages = []
         }
     }

@@ -31,8 +31,8 @@ public struct TranslatorSettings: Sendable, Hashable {
     /// uses one hour, so change both together. Default 3,600 s.
     public var budgetWindowSeconds: Double
     /// The most messages a batch has encoded and unconfirmed at once: a bigger batch (a
-    /// game's start for its whole audience) is published in slices of this many, each
-    /// confirmed before the next is encoded. Default 4,096.
+    /// game's start for its whole audience) is published in slices of this many, at most
+    /// two unconfirmed at once. Default 4,096.
     public var publishSlice: Int
 
     /// Creates settings; every argument has the documented default.
