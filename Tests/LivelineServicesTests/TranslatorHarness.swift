@@ -37,37 +37,42 @@ struct TranslatorHarness {
     ///
     /// `afterShutdown` runs once the service returned and its connections are closed
     /// (so anything it left unacked is back in the queue), before the topology goes.
+    ///
+    /// `channels` makes the service open shared activities' channels with these clients.
     static func run<T: Sendable>(
         store kind: StoreKind = .sqlite, name: String = #function, settings: TranslatorSettings = TranslatorSettings(),
+        channels: APNsClientDirectory? = nil,
         _ body: (TranslatorHarness, ServiceGroup) async throws -> T,
         afterShutdown: (TranslatorHarness) async throws -> Void = { _ in }
     ) async throws -> T {
         try await kind.withStore { store in
-            try await run(on: store, name: name, settings: settings, body, afterShutdown: afterShutdown)
+            try await run(on: store, name: name, settings: settings, channels: channels, body, afterShutdown: afterShutdown)
         }
     }
 
     /// The same, on a store the test made.
     static func run<T: Sendable>(
         on store: any ActivityStore, name: String = #function, settings: TranslatorSettings = TranslatorSettings(),
+        channels: APNsClientDirectory? = nil,
         _ body: (TranslatorHarness, ServiceGroup) async throws -> T,
         afterShutdown: (TranslatorHarness) async throws -> Void = { _ in }
     ) async throws -> T {
         // Shares the broker with other tests, but never while one restarts or freezes it.
         try await withBroker {
             let harness = try await TranslatorHarness(name: name, store: store)
-            return try await harness.run(settings: settings, body, afterShutdown: afterShutdown)
+            return try await harness.run(settings: settings, channels: channels, body, afterShutdown: afterShutdown)
         }
     }
 
     private func run<T: Sendable>(
-        settings: TranslatorSettings, _ body: (TranslatorHarness, ServiceGroup) async throws -> T,
+        settings: TranslatorSettings, channels: APNsClientDirectory?, _ body: (TranslatorHarness, ServiceGroup) async throws -> T,
         afterShutdown: (TranslatorHarness) async throws -> Void
     ) async throws -> T {
         let service = TranslatorService(
             consumer: serviceConsumer, publisher: servicePublisher, store: store,
             translator: Self.translator, topology: topology, settings: settings, logger: Broker.logger,
-            metricsFactory: metrics)
+            metricsFactory: metrics,
+            channels: channels.map { ChannelOpener(store: store, clients: $0, logger: Broker.logger) })
         let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: Broker.logger))
         do {
             let result = try await withThrowingTaskGroup(of: Void.self) { tasks in

@@ -1,5 +1,6 @@
 import Foundation
 import LivelineAMQP
+import LivelineAPNs
 import LivelineCore
 import LivelineModels
 import LivelineProducer
@@ -322,6 +323,30 @@ struct TranslatorServiceTests {
                 #expect(Set(jobs.map(\.jobId)).count == jobs.count, "each job once")
                 #expect(jobs.map(\.sequence) == jobs.map(\.sequence).sorted(), "the first event's jobs before the second's")
                 #expect(harness.metrics.total("liveline_translator_batches_failed_total") == 0)
+            }
+        }
+    }
+
+    /// APNs not opening a game's channel (here: no credentials for its app) fails neither
+    /// the batch nor the other events: it is logged and counted, the broadcast job still goes
+    /// to the sender (which opens the channel itself), and the ride beside it flows.
+    @Test func aChannelAPNsWillNotOpenHoldsNothingBack() async throws {
+        try await withBroker {
+            try await TranslatorHarness.run(channels: APNsClientDirectory([APNsClient]())) { harness, _ in
+                try await harness.registerUpdateToken(Events.tokenA, activity: "r-c", user: "u-1")
+                let game = try LivelineEvent.score(
+                    activityId: "g-c", state: .init(homeScore: 0, awayScore: 0, period: "1st", clock: "0'", status: .scheduled),
+                    attributes: ScoreAttributes(
+                        gameId: "g-c", league: "L", homeTeam: .init(name: "H", abbreviation: "HOM"),
+                        awayTeam: .init(name: "A", abbreviation: "AWY")))
+                try await harness.publisher.publish(contentsOf: [game, try Events.ride("r-c", user: "u-1", .driverAssigned, at: 0)])
+                let consumer = try await harness.control.consume(queue: harness.topology.sendQueue, prefetch: 10)
+                let jobs = try await harness.jobs(2, consumer: consumer).map(\.job)
+                await consumer.close()
+                #expect(Set(jobs.map(\.target)) == [.channel(key: "g-c"), .device(token: Events.tokenA, kind: .update)])
+                #expect(harness.metrics.total("liveline_translator_channel_failures_total") == 1)
+                #expect(harness.metrics.total("liveline_translator_batches_failed_total") == 0)
+                #expect(try await harness.store.channel(domain: "score", key: "g-c") == nil)
             }
         }
     }

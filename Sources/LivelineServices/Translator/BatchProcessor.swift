@@ -174,14 +174,27 @@ struct BatchProcessor: Sendable {
     /// What the batch's shared activities need beyond their snapshots: the channel of each
     /// live one on a channel domain (opened now if it has none, so it exists before any push),
     /// and for a start that names topics, the devices of the followers.
+    ///
+    /// A channel APNs would not open does not fail the batch (the other domains' events must
+    /// not wait on APNs): the error is logged and counted, the activity's broadcasts wait for
+    /// the sender to open the channel, a start goes without it (each device then reports its
+    /// own update token), and the next event of the activity tries again.
     private func sharedTargets(for events: [DomainEvent], stored: [String: StoredSnapshot]) async throws -> BatchPlan.SharedTargets {
         var targets = BatchPlan.SharedTargets()
+        var tried: Set<String> = []
         for event in events {
             guard let domain = translator.domain(named: event.domain), domain.shared else { continue }
             let activity = stored[event.activityId]?.activity
             guard activity?.endedAt == nil else { continue }
-            if domain.delivery == .channel, targets.channels[event.activityId] == nil, let channels {
-                targets.channels[event.activityId] = try await channels.channelID(domain: domain, key: event.activityId)
+            if domain.delivery == .channel, let channels, tried.insert(event.activityId).inserted {
+                do {
+                    targets.channels[event.activityId] = try await channels.channelID(domain: domain, key: event.activityId)
+                } catch {
+                    metrics.channelFailures.increment()
+                    logger.error("could not open the activity's broadcast channel; its pushes go on without it for now", metadata: ServiceLogKey.metadata([
+                        .translatorActivity: "\(event.activityId)", .translatorError: "\(error)",
+                    ]))
+                }
             }
             if let topics = event.topics, activity?.pushToStartSentAt == nil, targets.audiences[event.activityId] == nil {
                 targets.audiences[event.activityId] = try await store.audience(topics: topics, attributesType: domain.attributesType)

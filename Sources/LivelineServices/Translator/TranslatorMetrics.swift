@@ -8,6 +8,7 @@ struct TranslatorMetrics: Sendable {
     let translated: Counter
     let jobsPublished: Counter
     let failedBatches: Counter
+    let channelFailures: Counter
     let budgetContended: Counter
     let batchDuration: Metrics.Timer
     /// From an event's time to the translator taking it: the producer's delay plus the queue's.
@@ -23,6 +24,7 @@ struct TranslatorMetrics: Sendable {
         translated = Counter(label: "liveline_translator_events_translated_total", factory: factory)
         jobsPublished = Counter(label: "liveline_translator_jobs_published_total", factory: factory)
         failedBatches = Counter(label: "liveline_translator_batches_failed_total", factory: factory)
+        channelFailures = Counter(label: "liveline_translator_channel_failures_total", factory: factory)
         budgetContended = Counter(label: "liveline_translator_budget_contended_total", factory: factory)
         batchDuration = Metrics.Timer(label: "liveline_translator_batch_duration_seconds", factory: factory)
         queueWait = Metrics.Timer(label: "liveline_translator_queue_wait_seconds", factory: factory)
