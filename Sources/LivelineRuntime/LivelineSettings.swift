@@ -80,9 +80,13 @@ public struct LivelineSettings: Sendable {
         guard stall >= 1 else { throw SettingsError("liveline.ops.stall-after-seconds must be at least 1") }
         self.ops = OpsSettings(
             host: config.string(forKey: "ops.host", default: "127.0.0.1"), port: opsPort, stallAfter: .seconds(stall))
+        let apiPort = config.int(forKey: "api.port", default: 8080)
+        guard (0...65535).contains(apiPort) else {
+            throw SettingsError("liveline.api.port must be a port number (0 to 65535), not \(apiPort)")
+        }
         self.api = APISettings(
             host: config.string(forKey: "api.host", default: "127.0.0.1"),
-            port: config.int(forKey: "api.port", default: 8080),
+            port: apiPort,
             jwtKey: jwtKey,
             issuer: config.string(forKey: "api.jwt.issuer", default: "liveline"),
             audience: config.string(forKey: "api.jwt.audience", default: "liveline-api"),

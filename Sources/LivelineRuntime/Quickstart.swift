@@ -240,10 +240,16 @@ public struct Quickstart: Sendable {
             guard let start = fan.deliveries.first,
                 onChannel ? isStart(into: channel.id, start) : isStartWithoutChannel(start)
             else { return false }
-            let after = fan.deliveries.dropFirst()
-            return !after.contains { $0.payloadString.contains(#""event":"start""#) }
-                && after.map(\.payload) == channel.broadcasts.filter { $0.receivedAt >= start.receivedAt }.map(\.payload)
-                && after.last?.payloadString.contains(#""event":"end""#) == true
+            // What follows the start is the game's broadcasts in order (per token on an older
+            // device), ending with the end; an update a newer one overtook under load may be
+            // missing (coalesced, and traced), nothing else may be.
+            let after = fan.deliveries.dropFirst().map(\.payload)
+            var broadcasts = channel.broadcasts.map(\.payload)[...]
+            for payload in after {
+                guard let found = broadcasts.firstIndex(of: payload) else { return false }
+                broadcasts = broadcasts[broadcasts.index(after: found)...]
+            }
+            return fan.deliveries.dropFirst().last?.payloadString.contains(#""event":"end""#) == true
         }
     }
 

@@ -10,8 +10,8 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
         commandName: "apns-sim",
         abstract: "Run the APNs simulator: HTTP/2 over TLS with APNs' validation, reasons and fault injection.",
         discussion: """
-            Point a sender at it with LIVELINE_APNS_HOST/PORT and trust the certificate written \
-            to --certificate-out. What each simulated device received: GET /_sim/devices/<token>; \
+            Point a sender at it with LIVELINE_APNS_ENDPOINT=<host>:<port> and trust the certificate \
+            written to --certificate-out (LIVELINE_APNS_CA_FILE). What each simulated device received: GET /_sim/devices/<token>; \
             counters: GET /_sim/stats.
             """
     )

@@ -52,6 +52,18 @@ import Testing
         await #expect(throws: SettingsError.self) {
             _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_STORE_URL": "mysql://x"])
         }
+        for port in ["70000", "-1"] {
+            await #expect {
+                _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_API_PORT": port])
+            } throws: { error in
+                "\(error)".contains("liveline.api.port must be a port number")
+            }
+        }
+        await #expect {
+            _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_API_TOPIC_KINDS": "team,premier league"])
+        } throws: { error in
+            "\(error)".contains("liveline.api.topic-kinds")
+        }
         await #expect {
             _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_API_JWT_HS256_SECRET": "short"])
         } throws: { error in
