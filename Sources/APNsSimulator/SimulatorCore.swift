@@ -399,24 +399,18 @@ final class SimulatorCore: Sendable {
     /// For a device push, the channel a start tells the new activity to listen on; for a
     /// broadcast, the channel id marker `""` when it ends the activities. nil otherwise.
     private static func channelChange(_ body: ByteBuffer?, isChannel: Bool) -> String? {
-        guard let body else { return nil }
-        let bytes = Array(body.readableBytesView)
-        let marker = isChannel ? Array(#""end""#.utf8) : Array("input-push-channel".utf8)
-        guard contains(bytes, marker),
-            let aps = (try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["aps"] as? [String: Any]
+        // The common push has neither marker: it is searched in place, never copied.
+        guard let view = body?.readableBytesView,
+            view.firstRange(of: isChannel ? endMarker : inputPushChannelMarker) != nil,
+            let aps = (try? JSONSerialization.jsonObject(with: Data(view)) as? [String: Any])?["aps"] as? [String: Any]
         else { return nil }
         if isChannel { return aps["event"] as? String == "end" ? "" : nil }
         guard aps["event"] as? String == "start" else { return nil }
         return aps["input-push-channel"] as? String
     }
 
-    private static func contains(_ bytes: [UInt8], _ marker: [UInt8]) -> Bool {
-        guard bytes.count >= marker.count else { return false }
-        for start in 0...(bytes.count - marker.count) where bytes[start] == marker[0] {
-            if bytes[start..<(start + marker.count)].elementsEqual(marker) { return true }
-        }
-        return false
-    }
+    private static let endMarker = Array(#""end""#.utf8)
+    private static let inputPushChannelMarker = Array("input-push-channel".utf8)
 
     private static func reply(for fault: APNsSimulatorFault, idHeader: (String, String)) -> SimulatorReply {
         switch fault {

@@ -54,11 +54,7 @@ extension Translator {
             // A second start would create a second activity on the device.
             return noTarget("push-to-start already sent; waiting for the new activity's update token")
         }
-        var startTokens: [String] = []
-        for token in tokens.pushToStartTokens {
-            let token = token.lowercased()
-            if DeviceToken.isValid(token) { startTokens.append(token) } else { notes.append("skipped malformed push-to-start token \(token.prefix(8))…") }
-        }
+        let startTokens = validTokens(tokens.pushToStartTokens, kind: "push-to-start", notes: &notes)
         guard !startTokens.isEmpty else {
             return noTarget("no update token and no usable push-to-start token for \(configuration.attributesType)")
         }

@@ -8,9 +8,9 @@ struct APIServices: Sendable {
     let body: JSONBody
     let registry: PrometheusCollectorRegistry
     /// ``APIConfiguration/topicKinds``.
-    var topicKinds: [String] = APIConfiguration.defaultTopicKinds
+    let topicKinds: [String]
     /// ``APIConfiguration/sharedDomains``.
-    var sharedDomains: Set<String> = ["score"]
+    let sharedDomains: Set<String>
 
     /// The activity, if it belongs to a shared domain: anyone may follow those.
     func sharedActivity(_ id: String) async throws -> ActivityRecord? {

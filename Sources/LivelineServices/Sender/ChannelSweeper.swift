@@ -76,8 +76,8 @@ public struct ChannelSweeper: Service {
     /// One sweep of the store's channels that are due; returns how many were deleted.
     public func sweep(now: Date) async throws -> Int {
         let due = try await store.channelsToSweep(
-            endedBefore: now.addingTimeInterval(-Self.seconds(settings.endGrace)),
-            startedBefore: now.addingTimeInterval(-Self.seconds(settings.lifetime)), limit: settings.batchSize)
+            endedBefore: now.addingTimeInterval(-TimeInterval(settings.endGrace.components.seconds)),
+            startedBefore: now.addingTimeInterval(-TimeInterval(settings.lifetime.components.seconds)), limit: settings.batchSize)
         var deleted = 0
         for channel in due {
             guard let bundle = bundles[channel.domain], let client = clients.channelClient(bundleID: bundle) else {
@@ -119,10 +119,5 @@ public struct ChannelSweeper: Service {
             }
         }
         return deleted
-    }
-
-    private static func seconds(_ duration: Duration) -> TimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 }

@@ -45,8 +45,9 @@ extension ActivityState {
             )
         }
         let usableStarts = stored.pushToStartTokens.filter(\.isUsable)
-        let sandbox = Set((stored.updateTokens.map { ($0.token, $0.environment) } + usableStarts.map { ($0.token, $0.environment) })
-            .filter { $0.1 == .sandbox }.map { $0.0.lowercased() })
+        let sandbox = Set(
+            stored.updateTokens.filter { $0.environment == .sandbox }.map { $0.token.lowercased() }
+                + usableStarts.filter { $0.environment == .sandbox }.map { $0.token.lowercased() })
         self.init(
             snapshot: snapshot,
             tokens: TokenSnapshot(

@@ -32,7 +32,7 @@ struct BatchProcessor: Sendable {
     struct PreparedBatch: Sendable {
         /// The dead letters; the jobs are encoded as they are submitted.
         var outgoing: [AMQPMessage]
-        var jobMessages: [PushJob]
+        var jobsToPublish: [PushJob]
         var publishedAt: EventTime
         var received: Int
         var translated: Int
@@ -276,7 +276,7 @@ struct BatchProcessor: Sendable {
         }
         phaseStart = metrics.record(.spend, since: phaseStart)
         return PreparedBatch(
-            outgoing: outgoing, jobMessages: jobs, publishedAt: EventTime(Date()),
+            outgoing: outgoing, jobsToPublish: jobs, publishedAt: EventTime(Date()),
             received: planned.received, translated: sends.count, jobs: jobs.count,
             downgraded: sends.count { $0.send.downgraded }, dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart)
     }
@@ -302,12 +302,12 @@ struct BatchProcessor: Sendable {
         // Two slices in flight: the broker works on one while the next is encoded and sent.
         var previous: Submitted?
         while true {
-            let end = min(batch.jobMessages.count, next + max(settings.publishSlice - messages.count, 0))
-            messages += batch.jobMessages[next..<end].map { OutgoingMessage.job($0, topology: topology, publishedAt: batch.publishedAt) }
+            let end = min(batch.jobsToPublish.count, next + max(settings.publishSlice - messages.count, 0))
+            messages += batch.jobsToPublish[next..<end].map { OutgoingMessage.job($0, topology: topology, publishedAt: batch.publishedAt) }
             next = end
             let slice = Submitted(messages: messages, receipt: publisher.submit(contentsOf: messages))
             if let previous { try await confirmed(previous.messages, receipt: previous.receipt) }
-            if next == batch.jobMessages.count { return slice }
+            if next == batch.jobsToPublish.count { return slice }
             previous = slice
             messages = []
         }
