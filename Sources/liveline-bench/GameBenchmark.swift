@@ -32,6 +32,8 @@ struct GameBenchmark: AsyncParsableCommand {
 
     mutating func validate() throws {
         guard followers >= 1 else { throw ValidationError("--followers must be at least 1") }
+        guard timeout >= 1 else { throw ValidationError("--timeout must be at least 1 (seconds)") }
+        guard settleSeconds >= 0 else { throw ValidationError("--settle-seconds must be 0 or more") }
     }
 
     /// The standard domains, plus the same game delivered per token, for the comparison.

@@ -2,6 +2,7 @@ import APNsSimulator
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import LivelineAMQP
 import LivelineBenchSupport
 import LivelineCore
 import LivelineRuntime
@@ -65,6 +66,14 @@ final class Pipeline: @unchecked Sendable {
             .appendingPathComponent("liveline").path
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw BenchError("no liveline executable at \(executable); build it or pass --liveline")
+        }
+        // Without a broker the workers would retry for minutes before the benchmark gave up.
+        var probeLogger = Logger(label: "bench.probe")
+        probeLogger.logLevel = .critical
+        do {
+            try await AMQPConnection.connect(try AMQPConfiguration(url: amqpURL), logger: probeLogger).close()
+        } catch {
+            throw BenchError("no broker answers at --amqp-url (\(error)); scripts/bench starts one on loopback")
         }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("liveline-\(label)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
