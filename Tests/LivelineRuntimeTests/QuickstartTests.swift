@@ -67,8 +67,9 @@ struct QuickstartTests {
                 "end:completed:10",
             ]
             expectSteps(0, ride, "the rider's iPhone")
+            // Each device has its own lane in the sender, so a step coalesced for one device may
+            // still reach the other: both are checked against the ride and their own traces.
             expectSteps(1, ride, "the rider's iPad")
-            #expect(events(0) == events(1), "every device of the user gets the same pushes")
             expectSteps(2, ["update:confirmed:5", "update:pickedUp:10", "update:delivering:5", "end:delivered:10"], "the foodie's iPhone")
             // The game: each fan's device is started once, into the game's channel, then shows
             // both goals and the final whistle, as broadcasts; the channel is gone after it.
