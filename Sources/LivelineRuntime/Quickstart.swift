@@ -240,16 +240,23 @@ public struct Quickstart: Sendable {
             guard let start = fan.deliveries.first,
                 onChannel ? isStart(into: channel.id, start) : isStartWithoutChannel(start)
             else { return false }
-            // What follows the start is the game's broadcasts in order (per token on an older
-            // device), ending with the end; an update a newer one overtook under load may be
-            // missing (coalesced, and traced), nothing else may be.
-            let after = fan.deliveries.dropFirst().map(\.payload)
+            let after = fan.deliveries.dropFirst()
+            guard after.last?.payloadString.contains(#""event":"end""#) == true else { return false }
+            // On the channel, what follows the start is the game's broadcasts in order, ending
+            // with the end; an update a newer one overtook under load may be missing (coalesced,
+            // and traced), nothing else may be.
+            guard onChannel else {
+                // Per token, the device's own lane coalesces on its own, so its updates need not
+                // be the channel's: they only have to be newer each time, ending with the end.
+                let timestamps = after.compactMap { Report.aps(of: $0)?["timestamp"] as? Int }
+                return timestamps.count == after.count && zip(timestamps, timestamps.dropFirst()).allSatisfy { $0 < $1 }
+            }
             var broadcasts = channel.broadcasts.map(\.payload)[...]
-            for payload in after {
+            for payload in after.map(\.payload) {
                 guard let found = broadcasts.firstIndex(of: payload) else { return false }
                 broadcasts = broadcasts[broadcasts.index(after: found)...]
             }
-            return fan.deliveries.dropFirst().last?.payloadString.contains(#""event":"end""#) == true
+            return true
         }
     }
 
