@@ -2,6 +2,7 @@ import Configuration
 import Foundation
 import LivelineCore
 import LivelineMessaging
+import LivelineServices
 
 /// Settings of the translator and sender, read under `liveline.` like ``LivelineSettings``.
 public struct WorkerSettings: Sendable {
@@ -19,6 +20,9 @@ public struct WorkerSettings: Sendable {
     /// each a queue whose messages wait that long (`liveline.retry.5s`, `…2m`), tried in
     /// order before a job is dead-lettered `retries-exhausted`. Strictly increasing.
     public var retryTiers: [LivelineTopology.RetryTier]
+    /// `liveline.translator.jobs-per-message`, default 32: the most jobs of one event the
+    /// translator puts in one message (a game's start for its audience); 1 sends each alone.
+    public var jobsPerMessage: Int
 
     public init(config: ConfigReader) throws {
         if let path = config.string(forKey: "translator.domains-file") {
@@ -38,6 +42,10 @@ public struct WorkerSettings: Sendable {
         }
         keeperEnabled = config.bool(forKey: "keeper.enabled", default: true)
         retryTiers = try Self.retryTiers(config.string(forKey: "retry.delays-seconds"))
+        jobsPerMessage = config.int(forKey: "translator.jobs-per-message", default: TranslatorSettings().jobsPerMessage)
+        guard (1...1_000).contains(jobsPerMessage) else {
+            throw SettingsError("liveline.translator.jobs-per-message must be 1 to 1000, not \(jobsPerMessage)")
+        }
     }
 
     /// The broker names and retry tiers the workers declare and use.

@@ -47,8 +47,8 @@ struct TranslatorCommand: AsyncParsableCommand {
             let health = WorkLoopHealth(stallAfter: settings.ops.stallAfter)
             let service = TranslatorService(
                 consumer: consumer, publisher: publisher, store: store,
-                translator: Translator(configuration: workers.translator), topology: topology, logger: logger,
-                health: health, channels: clients.map { ChannelOpener(store: store, clients: $0, logger: logger) })
+                translator: Translator(configuration: workers.translator), topology: topology,
+                settings: TranslatorSettings(jobsPerMessage: workers.jobsPerMessage), logger: logger, health: health, channels: clients.map { ChannelOpener(store: store, clients: $0, logger: logger) })
             let pruner = TracePruner(store: store, retention: workers.traceRetention, logger: logger)
             let gauges = TransportGauges(
                 registry: metricsRegistry, health: health, brokers: [("translator-in", consumer), ("translator-out", publisher)])

@@ -114,6 +114,22 @@ struct PushJobTests {
         #expect(try PushJob(json: broadcastData) == broadcast)
     }
 
+    /// A bundle is one job per line, even when a job's strings hold newlines (they are escaped).
+    @Test func aBundleIsOneJobPerLineAndRoundTrips() throws {
+        var run = ActivityRun()
+        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA])
+        let job = try #require(try Fixtures.sent(try run.apply("ride-arrived")).jobs.first)
+        var odd = job
+        odd.eventId = "line one\nline two\r\n"
+        odd.target = .device(token: Fixtures.tokenB, kind: .update)
+        let body = PushJobBundle.encode([job, odd, job])
+        let lines = PushJobBundle.lines(of: body)
+        #expect(lines.count == 3)
+        #expect(try lines.map { try PushJob(json: $0) } == [job, odd, job])
+        #expect(body.last == UInt8(ascii: "\n"))
+        #expect(PushJobBundle.lines(of: Data("\n \n\r\n".utf8)).isEmpty, "blank lines are no jobs")
+    }
+
     @Test func jobJSONWithAWrongFieldNamesTheField() throws {
         var run = ActivityRun()
         run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA])

@@ -25,3 +25,23 @@ import Testing
         #expect(error.map { "\($0)" }?.contains("liveline.retry.delays-seconds") == true)
     }
 }
+
+/// `liveline.translator.jobs-per-message`: how many jobs of one event share a message.
+@Suite struct JobsPerMessageSettingsTests {
+    static func jobsPerMessage(_ value: String?) async throws -> Int {
+        let environment = value.map { ["LIVELINE_TRANSLATOR_JOBS_PER_MESSAGE": $0] } ?? [:]
+        return try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment)).jobsPerMessage
+    }
+
+    @Test func defaultsTo32AndTakesAnyFrom1To1000() async throws {
+        #expect(try await Self.jobsPerMessage(nil) == 32)
+        #expect(try await Self.jobsPerMessage("1") == 1)
+        #expect(try await Self.jobsPerMessage("1000") == 1000)
+    }
+
+    @Test(arguments: ["0", "-3", "1001"])
+    func outOfRangeIsRefusedNamingTheKey(value: String) async throws {
+        let error = await #expect(throws: SettingsError.self) { try await Self.jobsPerMessage(value) }
+        #expect(error.map { "\($0)" }?.contains("liveline.translator.jobs-per-message") == true)
+    }
+}

@@ -129,6 +129,20 @@ struct ReplayDecisionTests {
         bumped.headers["x-death"] = .array([.table(death.tableValue!.merging(["count": .int(2)]) { $1 })])
         #expect(DeadLetterReading.record(body: job.encoded(), properties: bumped, routingKey: "", topology: topology, now: Self.now).id != broker.id)
 
+        // A bundle the broker moved whole is one letter per job, each with its own bytes and id.
+        var other = makeJob(target: .device(token: String(repeating: "b", count: 64), kind: .update), activityID: "r-8")
+        other.domain = "ride"
+        var bundled = properties
+        bundled.contentType = PushJobBundle.contentType
+        bundled.messageID = "\(job.jobId)+2"
+        let letters = DeadLetterReading.records(
+            body: PushJobBundle.encode([job, other]) + Data("not a job\n".utf8), properties: bundled, routingKey: "",
+            topology: topology, now: Self.now)
+        #expect(letters.map(\.jobID) == [job.jobId, other.jobId, nil])
+        #expect(letters.map(\.body) == [job.encoded(), other.encoded(), Data("not a job".utf8)])
+        #expect(letters[0].id == broker.id, "the same id as the job dead-lettered alone")
+        #expect(Set(letters.map(\.id)).count == 3 && letters.allSatisfy { $0.reason == "delivery_limit" })
+
         // Anything else is still kept, never dropped.
         let junk = DeadLetterReading.record(body: Data([0xff, 0x00]), properties: AMQPProperties(), routingKey: "", topology: topology, now: Self.now)
         #expect(junk.payloadKind == .unknown && junk.reason == "unknown" && junk.body == Data([0xff, 0x00]))

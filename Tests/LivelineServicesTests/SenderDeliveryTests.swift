@@ -81,6 +81,40 @@ import Testing
         }
     }
 
+    /// A bundle's jobs are each taken to their own end: sent, retried through a tier as a
+    /// job of its own, or dead-lettered with their own bytes; the message is acked once.
+    @Test func eachJobOfABundleIsSentRetriedOrDeadLetteredAsItself() async throws {
+        try await withSender { harness in
+            let activity = "g-\(UUID().uuidString.prefix(6))"
+            let tokens = (0..<4).map { _ in randomDeviceToken() }
+            harness.simulator.injectFault(.internalServerError, forDevice: tokens[3], times: 1)
+            let jobs = tokens.map { makeJob(target: .device(token: $0, kind: .pushToStart), activityID: activity, event: .start) }
+            var body = PushJobBundle.encode(jobs)
+            let junk = Data(#"{"jobId":"x","not":"a push job"}"#.utf8)
+            body.append(junk + Data("\n".utf8))
+            try await harness.connection.publish(AMQPMessage(
+                exchange: harness.topology.pushExchange, routingKey: "score.start", body: body,
+                properties: AMQPProperties(contentType: PushJobBundle.contentType, messageID: "bundle-1")))
+
+            try await eventually("every job delivered, the failed one after its tier") {
+                tokens.allSatisfy { harness.simulator.deliveries(toDevice: $0).count == 1 }
+            }
+            for (token, job) in zip(tokens, jobs) {
+                #expect(harness.simulator.deliveries(toDevice: token).first?.apnsID.lowercased() == job.apnsId.uuidString.lowercased())
+            }
+            #expect(harness.metrics.total("liveline_sender_retries_total", [("tier", "1s")]) == 1)
+            let (letter, _) = try #require(try await harness.deadLetters(1).first)
+            #expect(letter.reason == .invalidJob)
+            #expect(letter.originalBody == junk, "the bad line alone, not the bundle")
+            try await eventually("the bundle acked, nothing left") {
+                let retrying = try await harness.messageCount(harness.topology.retryQueue(harness.topology.retryTiers[0]))
+                return try await harness.messageCount(harness.topology.sendQueue) == 0 && retrying == 0
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(tokens.allSatisfy { harness.simulator.deliveries(toDevice: $0).count == 1 }, "nothing sent twice")
+        }
+    }
+
     @Test(arguments: StoreKind.underTest)
     func opensTheActivitysChannelOnFirstUseBroadcastsAndDeletesItAfterTheEnd(store: StoreKind) async throws {
         try await withSender(store: store) { harness in

@@ -144,11 +144,13 @@ struct TranslatorHarness {
             domain: domain, attributesType: attributesType, at: Date()))
     }
 
-    /// Takes `count` push jobs from the send queue, acking them.
+    /// Takes `count` messages from the send queue, acking them, and returns the push jobs
+    /// they carry (a ``PushJobBundle`` carries several).
     func jobs(_ count: Int, consumer: AMQPConsumer) async throws -> [(job: PushJob, delivery: AMQPDelivery)] {
-        try await receive(count, from: consumer).map { delivery in
+        try await receive(count, from: consumer).flatMap { delivery in
             delivery.ack()
-            return (try PushJob(json: delivery.body), delivery)
+            let isBundle = delivery.properties.contentType == PushJobBundle.contentType
+            return try (isBundle ? PushJobBundle.lines(of: delivery.body) : [delivery.body]).map { (try PushJob(json: $0), delivery) }
         }
     }
 }

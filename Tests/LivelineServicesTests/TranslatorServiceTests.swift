@@ -297,11 +297,12 @@ struct TranslatorServiceTests {
         }
     }
 
-    /// A batch with more jobs than a publish slice (a big audience) goes out in slices,
-    /// each confirmed before the next: every job arrives once, in order, and the batch is acked.
-    @Test func aBatchBiggerThanAPublishSliceGoesOutInSlices() async throws {
+    /// The jobs of one event go out bundled, and a batch with more jobs than a publish slice
+    /// (a big audience) goes out in slices, each confirmed before the next: every job arrives
+    /// once, in order, no message carries more than its limit or two events, and the batch is acked.
+    @Test func aBigAudienceGoesOutInBundlesAndSlices() async throws {
         try await withBroker {
-            let settings = TranslatorSettings(maxBatchSize: 10, linger: .milliseconds(20), publishSlice: 7)
+            let settings = TranslatorSettings(maxBatchSize: 10, linger: .milliseconds(20), publishSlice: 7, jobsPerMessage: 4)
             try await TranslatorHarness.run(settings: settings) { harness, _ in
                 let devices = 30
                 for device in 0..<devices {
@@ -310,18 +311,25 @@ struct TranslatorServiceTests {
                 }
                 let events = try Events.interleavedRides(["s-1"], steps: 2, attributes: true)
                 try await harness.publisher.publish(contentsOf: events)
-                try await eventually("every job published") {
-                    try await harness.control.messageCount(queue: harness.topology.sendQueue) == devices * events.count
-                }
-                try await eventually("the events acked") {
+                try await eventually("the events acked and every job published") {
                     try await harness.control.messageCount(queue: harness.topology.translateQueue) == 0
                         && harness.metrics.total("liveline_translator_events_received_total") == Int64(events.count)
+                        && harness.metrics.total("liveline_translator_jobs_published_total") == Int64(devices * events.count)
                 }
+                // Per event, 30 jobs in slices of 7, 7, 7, 7 and 2, each slice in messages of
+                // at most 4: 9 messages (the second event's first slice shares the first's last).
+                let messages = try await harness.control.messageCount(queue: harness.topology.sendQueue)
+                #expect(messages == 18)
                 let consumer = try await harness.control.consume(queue: harness.topology.sendQueue, prefetch: 100)
-                let jobs = try await harness.jobs(devices * events.count, consumer: consumer).map(\.job)
+                let received = try await harness.jobs(messages, consumer: consumer)
                 await consumer.close()
+                let jobs = received.map(\.job)
+                #expect(jobs.count == devices * events.count)
                 #expect(Set(jobs.map(\.jobId)).count == jobs.count, "each job once")
                 #expect(jobs.map(\.sequence) == jobs.map(\.sequence).sorted(), "the first event's jobs before the second's")
+                let bundles = Dictionary(grouping: received, by: { $0.delivery.deliveryTag }).values
+                #expect(bundles.allSatisfy { $0.count <= 4 && Set($0.map(\.job.eventId)).count == 1 })
+                #expect(bundles.contains { $0.count == 4 && $0[0].delivery.properties.headers[TranslatorHeaders.jobs]?.intValue == 4 })
                 #expect(harness.metrics.total("liveline_translator_batches_failed_total") == 0)
             }
         }

@@ -56,8 +56,8 @@ public final class DeadLetterKeeper: Service {
     /// that is down is retried without spinning.
     private func keep(_ batch: [AMQPDelivery]) async {
         let now = Date()
-        let records = batch.map {
-            DeadLetterReading.record(
+        let records = batch.flatMap {
+            DeadLetterReading.records(
                 body: $0.body, properties: $0.properties, routingKey: $0.routingKey, topology: topology, now: now)
         }
         do {

@@ -10,6 +10,24 @@ import LivelineStore
 /// broker moved there itself with only its `x-death` history. Nothing is refused: a message
 /// that fits neither is kept with what can be told about it, so no letter is ever lost.
 public enum DeadLetterReading {
+    /// The records for one message taken off the dead-letter queue at `now`: one, or one per
+    /// job of a ``PushJobBundle`` the broker dead-lettered whole (a sender that kept crashing
+    /// on it), so each job is listed, filtered and replayed as itself.
+    public static func records(
+        body: Data, properties: AMQPProperties, routingKey: String, topology: LivelineTopology, now: Date
+    ) -> [DeadLetterRecord] {
+        let lines = properties.contentType == PushJobBundle.contentType ? PushJobBundle.lines(of: body) : []
+        guard !lines.isEmpty else {
+            return [record(body: body, properties: properties, routingKey: routingKey, topology: topology, now: now)]
+        }
+        return lines.map { line in
+            var single = properties
+            single.contentType = "application/json"
+            single.messageID = (try? PushJob(json: line))?.jobId  // else its id comes from its bytes
+            return record(body: line, properties: single, routingKey: routingKey, topology: topology, now: now)
+        }
+    }
+
     /// The record for one message taken off the dead-letter queue at `now`.
     public static func record(
         body: Data, properties: AMQPProperties, routingKey: String, topology: LivelineTopology, now: Date

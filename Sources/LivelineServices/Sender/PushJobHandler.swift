@@ -7,9 +7,9 @@ import LivelineMessaging
 import LivelineStore
 import Logging
 
-/// Takes one delivery of the send queue to its end: decode, check, send, record the
-/// outcome (retry or dead letter confirmed, token deleted, trace committed), then ack.
-/// The ack follows the trace's group commit; the handler does not wait for it.
+/// Takes one job of the send queue to its end: decode, check, send, record the outcome
+/// (retry or dead letter confirmed, token deleted, trace committed), then settle its
+/// delivery. The settlement follows the trace's group commit; the handler does not wait for it.
 ///
 /// When the outcome cannot be recorded (broker or store unavailable), the delivery is
 /// requeued rather than acked, so the job is never lost; the queue's delivery limit moves
@@ -35,29 +35,31 @@ struct PushJobHandler: Sendable {
         var deaths: AMQPFieldValue? = nil
     }
 
-    /// Takes the delivery to its end. `job` is its body decoded (or why it is not a job);
-    /// `newerJobQueued` says a job that supersedes it (a newer update or end for the same
-    /// target) waits behind it in this sender.
-    func handle(_ delivery: AMQPDelivery, job: Result<PushJob, any Error>, newerJobQueued: Bool = false) async {
+    /// Takes the job to its end, then settles it. `job` is `incoming`'s body decoded (or
+    /// why it is not a job); `newerJobQueued` says a job that supersedes it (a newer update
+    /// or end for the same target) waits behind it in this sender.
+    func handle(
+        _ incoming: IncomingJob, job: Result<PushJob, any Error>, settlement: DeliverySettlement, newerJobQueued: Bool = false
+    ) async {
         do {
-            let traced = try await process(delivery, job: job, newerJobQueued: newerJobQueued)
-            traces.append(traced) { delivery.ack() }
+            let traced = try await process(incoming, job: job, newerJobQueued: newerJobQueued)
+            traces.append(traced) { settlement.settle(recorded: true) }
         } catch {
             metrics.recordFailed()
             logger.error(
                 "could not record a push outcome; requeueing the job",
-                metadata: ServiceLogKey.metadata([.senderDeliveryTag: "\(delivery.deliveryTag)", .senderError: "\(error)"])
+                metadata: ServiceLogKey.metadata([.senderDeliveryTag: "\(settlement.deliveryTag)", .senderError: "\(error)"])
             )
-            delivery.nack(requeue: true)
+            settlement.settle(recorded: false)
         }
     }
 
     /// Sends and records the outcome; returns its trace entries, to be committed before the ack.
     private func process(
-        _ delivery: AMQPDelivery, job decoded: Result<PushJob, any Error>, newerJobQueued: Bool
+        _ incoming: IncomingJob, job decoded: Result<PushJob, any Error>, newerJobQueued: Bool
     ) async throws -> [TraceEntry] {
         let now = EventTime(Date())
-        let headers = delivery.properties.headers
+        let headers = incoming.headers
         let attempt = Attempt(
             count: headers[SenderHeaders.attempt]?.intValue.map { Int(clamping: $0) } ?? 0,
             firstAt: headers[SenderHeaders.firstAttemptAt]?.intValue.map { EventTime(millisecondsSince1970: $0) } ?? now,
@@ -74,16 +76,17 @@ struct PushJobHandler: Sendable {
             job = try decoded.get()
         } catch {
             return try await deadLetter(
-                body: delivery.body, job: nil, attempt: attempt,
+                body: incoming.body, job: nil, attempt: attempt,
                 reason: .invalidJob, message: "the message is not a push job: \(error)"
             )
         }
+        let messageID = incoming.messageID
 
         guard let client = clients.client(for: job) else {
             // No credentials for this app here: a deployment problem, not a transient one,
             // so on-call sees it in the DLQ and can replay once the app is configured.
             return try await deadLetter(
-                body: delivery.body, job: job, attempt: attempt,
+                body: incoming.body, job: job, attempt: attempt,
                 reason: .unknownApp,
                 message: "this sender has no APNs credentials for bundle id \(job.bundleId)"
             )
@@ -110,8 +113,8 @@ struct PushJobHandler: Sendable {
         if case .device(let token, _, _) = job.target, let remaining = backoff.remaining(for: token) {
             // Sending now would only earn another 429 and lengthen the device's throttle.
             return try await retry(
-                .deferral(attempt: attempt.count, tiers: tiers, wait: remaining), body: delivery.body,
-                messageID: delivery.properties.messageID, job: job, attempt: attempt,
+                .deferral(attempt: attempt.count, tiers: tiers, wait: remaining), body: incoming.body,
+                messageID: messageID, job: job, attempt: attempt,
                 reason: "token backing off after TooManyRequests, not sent", apnsReason: "TooManyRequests"
             )
         }
@@ -125,14 +128,14 @@ struct PushJobHandler: Sendable {
                 destination = .channel(id: try await channels.openChannel(domain: job.domain, key: key, client: client).channelID)
             } catch let error as APNsError {
                 // Creating the channel failed at APNs: the same outcomes as a failed send.
-                return try await record(SendResolution(error), job: job, body: delivery.body,
-                                        messageID: delivery.properties.messageID, attempt: attempt, client: client, channelID: nil)
+                return try await record(SendResolution(error), job: job, body: incoming.body,
+                                        messageID: messageID, attempt: attempt, client: client, channelID: nil)
             }
         }
         let (resolution, uniqueID) = await send(job, to: destination, via: client)
         var channelID: String?
         if case .channel(let id) = destination { channelID = id }
-        return try await record(resolution, job: job, body: delivery.body, messageID: delivery.properties.messageID,
+        return try await record(resolution, job: job, body: incoming.body, messageID: messageID,
                                 attempt: attempt, client: client, channelID: channelID, uniqueID: uniqueID)
     }
 

@@ -111,8 +111,8 @@ public final class SenderService: Service {
         logger.info("sender drained")
     }
 
-    /// Runs one handler per delivery, at most `maximumSendsInFlight` at once, and waits
-    /// for all of them once the consumer ends.
+    /// Runs one handler per job (a delivery carries one, or a bundle of them), at most
+    /// `maximumSendsInFlight` at once, and waits for all of them once the consumer ends.
     private func sendAll(from consumer: AMQPConsumer) async {
         let handler = self.handler
         let health = self.health
@@ -122,25 +122,27 @@ public final class SenderService: Service {
             var inFlight = 0
             do {
                 for try await delivery in consumer {
-                    if inFlight >= limit {
-                        _ = await group.next()
-                        inFlight -= 1
-                    }
-                    inFlight += 1
-                    // One target's jobs of an activity go out in queue order; others run beside
-                    // them. A job from before lanes were per target has its activity's lane.
-                    let headers = delivery.properties.headers
-                    let ticket = lanes.enter(activity: (headers[SenderHeaders.lane] ?? headers[SenderHeaders.activity])?.stringValue)
-                    health.began()
-                    group.addTask {
-                        // Decoded before the job waits for its turn, so the jobs ahead of it
-                        // in the lane can see that it supersedes them.
-                        let job = Result { try PushJob(json: delivery.body) }
-                        if case .success(let job) = job { lanes.note(ticket, job: job) }
-                        await lanes.run(ticket) { superseded in
-                            await handler.handle(delivery, job: job, newerJobQueued: superseded)
+                    let jobs = IncomingJob.jobs(in: delivery)
+                    let settlement = DeliverySettlement(delivery, jobs: jobs.count)
+                    for incoming in jobs {
+                        if inFlight >= limit {
+                            _ = await group.next()
+                            inFlight -= 1
                         }
-                        health.finished()
+                        inFlight += 1
+                        // One target's jobs of an activity go out in queue order; others run beside them.
+                        let ticket = lanes.enter(activity: incoming.lane)
+                        health.began()
+                        group.addTask {
+                            // Decoded before the job waits for its turn, so the jobs ahead of it
+                            // in the lane can see that it supersedes them.
+                            let job = incoming.decoded ?? Result { try PushJob(json: incoming.body) }
+                            if case .success(let job) = job { lanes.note(ticket, job: job) }
+                            await lanes.run(ticket) { superseded in
+                                await handler.handle(incoming, job: job, settlement: settlement, newerJobQueued: superseded)
+                            }
+                            health.finished()
+                        }
                     }
                 }
             } catch {

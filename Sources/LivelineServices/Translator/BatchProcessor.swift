@@ -291,26 +291,46 @@ struct BatchProcessor: Sendable {
     /// submitted one after another reach the broker in that order, while several of them
     /// wait for their confirms at once.
     ///
-    /// A batch of more than ``TranslatorSettings/publishSlice`` messages (a game's start for its whole
-    /// audience) goes out in slices, at most two unconfirmed at once:
-    /// holding 100,000 encoded jobs until the broker confirmed them all took the translator
-    /// past 500 MiB. Every slice but the last is confirmed here, before the next batch may
-    /// submit, so batch order holds.
+    /// The jobs of one event go out together, up to ``TranslatorSettings/jobsPerMessage`` in
+    /// a message (``PushJobBundle``). A batch of more than ``TranslatorSettings/publishSlice``
+    /// jobs (a game's start for its whole audience) goes out in slices, at most two
+    /// unconfirmed at once: holding 100,000 encoded jobs until the broker confirmed them all
+    /// took the translator past 500 MiB. Every slice but the last is confirmed here, before
+    /// the next batch may submit, so batch order holds.
     func submit(_ batch: PreparedBatch) async throws -> Submitted {
         var messages = batch.outgoing
-        var next = 0
+        let jobs = batch.jobsToPublish
+        var next = jobs.startIndex
         // Two slices in flight: the broker works on one while the next is encoded and sent.
         var previous: Submitted?
         while true {
-            let end = min(batch.jobsToPublish.count, next + max(settings.publishSlice - messages.count, 0))
-            messages += batch.jobsToPublish[next..<end].map { OutgoingMessage.job($0, topology: topology, publishedAt: batch.publishedAt) }
-            next = end
+            var sliced = 0
+            while next < jobs.endIndex, sliced < settings.publishSlice {
+                let end = Self.endOfMessage(jobs, from: next, limit: min(settings.jobsPerMessage, settings.publishSlice - sliced))
+                messages.append(OutgoingMessage.jobs(jobs[next..<end], topology: topology, publishedAt: batch.publishedAt))
+                sliced += end - next
+                next = end
+            }
             let slice = Submitted(messages: messages, receipt: publisher.submit(contentsOf: messages))
             if let previous { try await confirmed(previous.messages, receipt: previous.receipt) }
-            if next == batch.jobsToPublish.count { return slice }
+            if next == jobs.endIndex { return slice }
             previous = slice
             messages = []
         }
+    }
+
+    /// Where the message that starts at `start` ends: after at most `limit` jobs, all of
+    /// the same event of the same activity (each for another target, so none waits for
+    /// another in the sender's lanes).
+    static func endOfMessage(_ jobs: [PushJob], from start: Int, limit: Int) -> Int {
+        var end = start + 1
+        let first = jobs[start]
+        while end < jobs.endIndex, end - start < limit, jobs[end].eventId == first.eventId,
+            jobs[end].activityId == first.activityId
+        {
+            end += 1
+        }
+        return end
     }
 
     /// Waits for the confirms of a submitted batch, publishing refused messages again while

@@ -30,6 +30,22 @@ enum OutgoingMessage {
         )
     }
 
+    /// One message for `jobs`, all of one event: the job itself when it is alone, else a
+    /// ``PushJobBundle``, with the first job's routing key and headers but no lane (the
+    /// sender takes each job's lane from the job) and the number of jobs in `x-liveline-jobs`.
+    static func jobs(_ jobs: ArraySlice<PushJob>, topology: LivelineTopology, publishedAt: EventTime) -> AMQPMessage {
+        let first = jobs[jobs.startIndex]
+        var message = job(first, topology: topology, publishedAt: publishedAt)
+        guard jobs.count > 1 else { return message }
+        message.body = PushJobBundle.encode(jobs)
+        message.properties.contentType = PushJobBundle.contentType
+        message.properties.headers[TranslatorHeaders.lane] = nil
+        message.properties.headers[TranslatorHeaders.jobs] = .int(Int64(jobs.count))
+        // Stable across a republish of the same batch, like a single job's.
+        message.properties.messageID = "\(first.jobId)+\(jobs.count)"
+        return message
+    }
+
     /// A dead letter for `liveline.dead` (fanout; the routing key is the reason for readers).
     static func deadLetter(_ letter: DeadLetter, encoder: JSONEncoder, topology: LivelineTopology) throws -> AMQPMessage {
         var headers: AMQPTable = [

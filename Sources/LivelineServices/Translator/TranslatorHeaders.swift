@@ -10,6 +10,9 @@ public enum TranslatorHeaders {
     /// A job's lane in the sender: its activity and target (``LivelineCore/PushTarget/laneKey``).
     /// Jobs of one lane are sent in queue order; other lanes run beside them.
     public static let lane = "x-liveline-lane"
+    /// On a ``LivelineCore/PushJobBundle``: how many jobs it carries (for people and tools; the
+    /// sender reads the lines).
+    public static let jobs = "x-liveline-jobs"
     /// A job's sequence (event time in Unix ms).
     public static let sequence = "x-liveline-sequence"
     /// A job's ActivityKit event (`update`, `end`, `start`).

@@ -34,15 +34,22 @@ public struct TranslatorSettings: Sendable, Hashable {
     /// game's start for its whole audience) is published in slices of this many, at most
     /// two unconfirmed at once. Default 4,096.
     public var publishSlice: Int
+    /// The most jobs of one event in one message (``PushJobBundle``): a game's start for
+    /// 100,000 followers is about 3,000 messages instead of 100,000. Default 32: the
+    /// broker's cost per start falls from 70-94 µs to a few, while a sender's prefetch of
+    /// 1,000 messages holds at most about 30 MB of bundled jobs. 1 publishes every job alone.
+    public var jobsPerMessage: Int
 
     /// Creates settings; every argument has the documented default.
     public init(
         prefetch: UInt16 = 1_500, maxBatchSize: Int = 250, linger: Duration = .milliseconds(5),
         publishAttempts: Int = 3, publishRetryDelay: Duration = .milliseconds(200),
         failureBackoff: Duration = .milliseconds(500), budgetWindowSeconds: Double = 3_600,
-        parseConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount, publishSlice: Int = 4_096
+        parseConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount, publishSlice: Int = 4_096,
+        jobsPerMessage: Int = 32
     ) {
         self.publishSlice = max(1, publishSlice)
+        self.jobsPerMessage = max(1, jobsPerMessage)
         self.prefetch = prefetch
         self.maxBatchSize = max(1, maxBatchSize)
         self.linger = linger
