@@ -20,7 +20,7 @@ public struct WorkerSettings: Sendable {
     /// each a queue whose messages wait that long (`liveline.retry.5s`, `…2m`), tried in
     /// order before a job is dead-lettered `retries-exhausted`. Strictly increasing.
     public var retryTiers: [LivelineTopology.RetryTier]
-    /// `liveline.translator.jobs-per-message`, default 32: the most jobs of one event the
+    /// `liveline.translator.jobs-per-message`, default 16: the most jobs of one event the
     /// translator puts in one message (a game's start for its audience); 1 sends each alone.
     public var jobsPerMessage: Int
 

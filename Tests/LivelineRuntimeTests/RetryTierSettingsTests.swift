@@ -33,8 +33,8 @@ import Testing
         return try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment)).jobsPerMessage
     }
 
-    @Test func defaultsTo32AndTakesAnyFrom1To1000() async throws {
-        #expect(try await Self.jobsPerMessage(nil) == 32)
+    @Test func defaultsTo16AndTakesAnyFrom1To1000() async throws {
+        #expect(try await Self.jobsPerMessage(nil) == 16)
         #expect(try await Self.jobsPerMessage("1") == 1)
         #expect(try await Self.jobsPerMessage("1000") == 1000)
     }

@@ -35,9 +35,11 @@ public struct TranslatorSettings: Sendable, Hashable {
     /// two unconfirmed at once. Default 4,096.
     public var publishSlice: Int
     /// The most jobs of one event in one message (``PushJobBundle``): a game's start for
-    /// 100,000 followers is about 3,000 messages instead of 100,000. Default 32: the
-    /// broker's cost per start falls from 70-94 µs to a few, while a sender's prefetch of
-    /// 1,000 messages holds at most about 30 MB of bundled jobs. 1 publishes every job alone.
+    /// 100,000 followers is 6,250 messages instead of 100,000. Default 16: the broker's CPU
+    /// per start falls from 78-89 µs to about 10, and the start from 11.5-13.1 s to
+    /// 6.3-6.7 s (`scripts/bench game`). 32 was no faster (6.6-8.6 s) and took the sender's
+    /// peak RSS to 204-208 MiB against 163-166 MiB: its prefetch of 1,000 messages holds that
+    /// many bundles. 1 publishes every job alone.
     public var jobsPerMessage: Int
 
     /// Creates settings; every argument has the documented default.
@@ -46,7 +48,7 @@ public struct TranslatorSettings: Sendable, Hashable {
         publishAttempts: Int = 3, publishRetryDelay: Duration = .milliseconds(200),
         failureBackoff: Duration = .milliseconds(500), budgetWindowSeconds: Double = 3_600,
         parseConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount, publishSlice: Int = 4_096,
-        jobsPerMessage: Int = 32
+        jobsPerMessage: Int = 16
     ) {
         self.publishSlice = max(1, publishSlice)
         self.jobsPerMessage = max(1, jobsPerMessage)
