@@ -262,6 +262,8 @@ let package = Package(
             dependencies: [
                 "LivelineBenchSupport",
                 "LivelineAMQP",
+                "LivelineCore",
+                "LivelineServices",
                 "LivelineMessaging",
                 "LivelineModels",
                 "LivelineProducer",

@@ -136,12 +136,7 @@ struct E2EBenchmark: AsyncParsableCommand {
                 String(format: "  latency, publish to APNs receipt: p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms", p50, p99, p999),
                 "  process                       cpu s   µs/event   peak RSS    RSS now",
             ]
-            for process in processes {
-                lines.append(
-                    "  " + process.name.padding(toLength: 28, withPad: " ", startingAt: 0)
-                        + String(format: "%6.1f  %9.1f  %6.1f MiB  %6.1f MiB", process.cpuSeconds, process.microsecondsPerEvent,
-                                 process.peakRSSMiB, process.rssMiB))
-            }
+            lines += processes.map(\.row)
             lines.append("  stages, mean from the workers' histograms: " + stages.map(\.text).joined(separator: ", "))
             if let windows { lines += SoakWindow.text(windows) }
             lines.append(ledger.text)
@@ -267,6 +262,12 @@ struct UsageMeter: Sendable {
         var microsecondsPerEvent: Double
         var peakRSSMiB: Double
         var rssMiB: Double
+
+        /// A row under "process  cpu s  µs/event  peak RSS  RSS now".
+        var row: String {
+            "  " + name.padding(toLength: 28, withPad: " ", startingAt: 0)
+                + String(format: "%6.1f  %9.1f  %6.1f MiB  %6.1f MiB", cpuSeconds, microsecondsPerEvent, peakRSSMiB, rssMiB)
+        }
     }
 
     func sample(_ workers: [Worker]) -> [String: ProcessUsage.Snapshot] {

@@ -6,7 +6,10 @@ struct LivelineBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "liveline-bench",
         abstract: "Throughput benchmarks that print figures (run with -c release).",
-        subcommands: [AMQPBenchmark.self, ScaleBenchmark.self, E2EBenchmark.self, GameBenchmark.self, FaultSuite.self]
+        subcommands: [
+            AMQPBenchmark.self, ScaleBenchmark.self, E2EBenchmark.self, SenderDrainBenchmark.self, GameBenchmark.self,
+            FaultSuite.self,
+        ]
     )
 }
 
