@@ -16,6 +16,11 @@ public struct LivelineSettings: Sendable {
     /// `liveline.store.url` (secret): `sqlite:<path>` (the embedded default,
     /// `sqlite:.liveline/liveline.sqlite`) or `postgres://user:password@host:5432/db`.
     public var store: StoreLocation
+    /// `liveline.store.sqlite-cache-mib`: each SQLite connection's page cache, in MiB (1 to
+    /// 1024). Unset, the translator takes 32 (its batches read hundreds of activities) and
+    /// the sender and the api 2, SQLite's own default: the sender mostly appends traces, and
+    /// a 32 MiB cache grew its memory by about 380 bytes per push until full.
+    public var sqliteCacheMiB: Int?
     /// `liveline.api.*`: the token-registration api.
     public var api: APISettings
     /// `liveline.ops.*`: where the translator and sender serve `/metrics`, `/healthz` and `/readyz`.
@@ -62,6 +67,10 @@ public struct LivelineSettings: Sendable {
         self.amqp = try AMQPConfiguration(url: amqpURL)
         let storeURL = try Self.secret(config, "store.url") ?? "sqlite:.liveline/liveline.sqlite"
         self.store = try StoreLocation(url: storeURL)
+        self.sqliteCacheMiB = config.int(forKey: "store.sqlite-cache-mib")
+        if let cache = sqliteCacheMiB, !(1...1024).contains(cache) {
+            throw SettingsError("liveline.store.sqlite-cache-mib must be 1 to 1024 (MiB), not \(cache)")
+        }
 
         var jwtKey: JWTKey? = nil
         if let secret = try Self.secret(config, "api.jwt.hs256-secret") {

@@ -30,15 +30,16 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
     }
 
     /// Opens the store, migrates it, runs `body` with it, and closes what it opened. With
-    /// `retry`, a PostgreSQL that does not answer yet is waited for.
+    /// `retry`, a PostgreSQL that does not answer yet is waited for. `sqliteCacheMiB` is each
+    /// SQLite connection's page cache (``SQLiteStoreConfiguration/cacheMiB``); SQLite's own default.
     public func withStore<T: Sendable>(
-        logger: Logger, retry: StartupRetry? = nil, _ body: (any ActivityStore) async throws -> T
+        logger: Logger, retry: StartupRetry? = nil, sqliteCacheMiB: Int = 2, _ body: (any ActivityStore) async throws -> T
     ) async throws -> T {
         switch self {
         case .sqlite(let path):
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            return try await body(try SQLiteLivelineStore(configuration: .init(path: path)))
+            return try await body(try SQLiteLivelineStore(configuration: .init(path: path, cacheMiB: sqliteCacheMiB)))
         case .postgres(let url):
             let client = PostgresClient(
                 configuration: try PostgresStoreConfiguration(url: url).clientConfiguration, backgroundLogger: logger)

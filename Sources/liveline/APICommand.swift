@@ -36,7 +36,7 @@ struct APICommand: AsyncParsableCommand {
             topicKinds: settings.api.topicKinds,
             sharedDomains: Set(try WorkerSettings(config: config).translator.domains.filter(\.shared).map(\.name)))
         logger.info("starting api", metadata: RuntimeLogKey.metadata([.store: "\(settings.store)", .port: "\(settings.api.port)"]))
-        try await settings.store.withStore(logger: logger, retry: StartupRetry()) { store in
+        try await settings.store.withStore(logger: logger, retry: StartupRetry(), sqliteCacheMiB: settings.sqliteCacheMiB ?? 2) { store in
             let app = try await buildApplication(
                 configuration: configuration, store: store, registry: metricsRegistry, logger: logger)
             let group = ServiceGroup(

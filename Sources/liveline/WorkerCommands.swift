@@ -40,7 +40,7 @@ struct TranslatorCommand: AsyncParsableCommand {
                         + "opens before the first push: give it the apps' APNs settings, as the sender has them. \(error)")
             }
         }
-        try await settings.store.withStore(logger: logger, retry: StartupRetry()) { store in
+        try await settings.store.withStore(logger: logger, retry: StartupRetry(), sqliteCacheMiB: settings.sqliteCacheMiB ?? 32) { store in
             let consumer = try await connect(settings.amqp, as: "translator-in", logger: logger, retry: StartupRetry())
             let publisher = try await connect(settings.amqp, as: "translator-out", logger: logger, retry: StartupRetry())
             try await publisher.declare(topology.amqp)
@@ -80,7 +80,7 @@ struct SenderCommand: AsyncParsableCommand {
         let settings = try LivelineSettings(config: config)
         let workers = try WorkerSettings(config: config)
         let clients = try APNsSettings(config: config).clients(logger: logger)
-        try await settings.store.withStore(logger: logger, retry: StartupRetry()) { store in
+        try await settings.store.withStore(logger: logger, retry: StartupRetry(), sqliteCacheMiB: settings.sqliteCacheMiB ?? 2) { store in
             let consuming = try await connect(settings.amqp, as: "sender-in", logger: logger, retry: StartupRetry())
             let publishing = try await connect(settings.amqp, as: "sender-out", logger: logger, retry: StartupRetry())
             try await publishing.declare(workers.topology.amqp)

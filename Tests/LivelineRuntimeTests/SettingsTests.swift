@@ -48,7 +48,7 @@ import Testing
         #expect(settings.api.host == "0.0.0.0")
     }
 
-    @Test func badValuesAreRefusedWithTheKeyNamed() async {
+    @Test func badValuesAreRefusedWithTheKeyNamed() async throws {
         await #expect(throws: SettingsError.self) {
             _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_STORE_URL": "mysql://x"])
         }
@@ -59,6 +59,15 @@ import Testing
                 "\(error)".contains("liveline.api.port must be a port number")
             }
         }
+        for cache in ["0", "1025"] {
+            await #expect {
+                _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_STORE_SQLITE_CACHE_MIB": cache])
+            } throws: { error in
+                "\(error)".contains("liveline.store.sqlite-cache-mib must be 1 to 1024")
+            }
+        }
+        #expect(try await LivelineSettings.load(file: nil, environment: ["LIVELINE_STORE_SQLITE_CACHE_MIB": "8"]).sqliteCacheMiB == 8)
+        #expect(try await LivelineSettings.load(file: nil, environment: [:]).sqliteCacheMiB == nil, "each role's own default")
         await #expect {
             _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_API_TOPIC_KINDS": "team,premier league"])
         } throws: { error in

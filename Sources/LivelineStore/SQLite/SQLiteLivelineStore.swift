@@ -15,12 +15,11 @@ public final class SQLiteLivelineStore: ActivityStore {
         config.busyMode = .timeout(configuration.busyTimeout)
         config.maximumReaderCount = configuration.maximumReaderCount
         let synchronous = configuration.fullSync ? "FULL" : "NORMAL"
+        let cacheKiB = configuration.cacheMiB * 1024
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-            // 32 MiB of page cache per connection instead of SQLite's 2 MiB: every batch touches
-            // hundreds of activities' rows and index pages, and re-reading them through pread(2)
-            // cost the translator about 1% of its CPU.
-            try db.execute(sql: "PRAGMA cache_size = -32768")
+            // Negative: in KiB. SQLite's own default is 2 MiB.
+            try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
         }
         pool = try Self.open(path: configuration.path, configuration: config, busyTimeout: configuration.busyTimeout)
         try pool.writeWithoutTransaction { db in try SQLiteSchema.migrate(db) }
