@@ -89,4 +89,53 @@ import Testing
             }
         }
     }
+
+    /// The same with bundles of ten jobs (a game's start): a shutdown mid-stream finishes every
+    /// job of every bundle it took, acks those bundles whole, and leaves the rest queued
+    /// whole. Every device's job is delivered, retrying, or still in a queued bundle.
+    @Test func gracefulShutdownMidBundlesSettlesEachBundleWhole() async throws {
+        let bundles = 60
+        let tokens = (0..<bundles * 10).map { _ in randomDeviceToken() }
+        try await withSender(
+            tiers: [.init(name: "30s", delay: .seconds(30))],
+            settings: { $0.maximumSendsInFlight = 50; $0.prefetch = 20 },
+            afterShutdown: { harness, report in
+                #expect(report.unacked == 0, "every bundle taken was settled and acked")
+                let delivered = Set(tokens.filter { !harness.simulator.deliveries(toDevice: $0).isEmpty })
+                #expect(delivered.count < tokens.count, "the shutdown came mid-stream")
+                // What is still queued: whole bundles, none of them begun.
+                let consumer = try await harness.connection.consume(queue: harness.topology.sendQueue, prefetch: 100)
+                let left = report.readyAfterClose == 0 ? [] : try await receive(report.readyAfterClose, from: consumer)
+                await consumer.close()
+                let queued = try left.flatMap { delivery in
+                    try PushJobBundle.lines(of: delivery.body).map { line -> String in
+                        guard case .device(let token, _, _) = try PushJob(json: line).target else { return "" }
+                        return token
+                    }
+                }
+                #expect(left.allSatisfy { PushJobBundle.lines(of: $0.body).count == 10 })
+                #expect(delivered.isDisjoint(with: queued), "a queued bundle holds no job that was sent")
+                var retrying = 0
+                for tier in harness.topology.retryTiers {
+                    retrying += try await harness.messageCount(harness.topology.retryQueue(tier))
+                }
+                #expect(delivered.count + queued.count + retrying >= tokens.count, "every job delivered or still queued")
+                #expect(try await harness.messageCount(harness.topology.deadQueue) == 0)
+            }
+        ) { harness in
+            harness.simulator.injectRandomFaults([(fault: .latency(milliseconds: 100), probability: 1.0)])
+            let activity = "g-\(UUID().uuidString.prefix(6))"
+            try await harness.connection.publish(contentsOf: (0..<bundles).map { bundle in
+                let jobs = tokens[(bundle * 10)..<(bundle * 10 + 10)].map {
+                    makeJob(target: .device(token: $0, kind: .pushToStart), activityID: activity, event: .start)
+                }
+                return AMQPMessage(
+                    exchange: harness.topology.pushExchange, routingKey: "score.start", body: PushJobBundle.encode(jobs),
+                    properties: AMQPProperties(contentType: PushJobBundle.contentType, messageID: "bundle-\(bundle)"))
+            })
+            try await eventually("some delivered") {
+                harness.simulator.statistics.responsesByStatus[200, default: 0] >= 50
+            }
+        }
+    }
 }
