@@ -67,7 +67,7 @@ public struct LivelineSettings: Sendable {
         self.amqp = try AMQPConfiguration(url: amqpURL)
         let storeURL = try Self.secret(config, "store.url") ?? "sqlite:.liveline/liveline.sqlite"
         self.store = try StoreLocation(url: storeURL)
-        self.sqliteCacheMiB = config.int(forKey: "store.sqlite-cache-mib")
+        self.sqliteCacheMiB = try Self.integer(config, "store.sqlite-cache-mib")
         if let cache = sqliteCacheMiB, !(1...1024).contains(cache) {
             throw SettingsError("liveline.store.sqlite-cache-mib must be 1 to 1024 (MiB), not \(cache)")
         }
@@ -81,15 +81,15 @@ public struct LivelineSettings: Sendable {
         } else if let path = config.string(forKey: "api.jwt.es256-public-key-file") {
             jwtKey = .es256(publicKeyPEM: try Self.read(path, for: "api.jwt.es256-public-key-file"))
         }
-        let opsPort = config.int(forKey: "ops.port", default: 9090)
+        let opsPort = try Self.integer(config, "ops.port") ?? 9090
         guard (0...65535).contains(opsPort) else {
             throw SettingsError("liveline.ops.port must be a port number (0 to 65535), not \(opsPort)")
         }
-        let stall = config.int(forKey: "ops.stall-after-seconds", default: 60)
+        let stall = try Self.integer(config, "ops.stall-after-seconds") ?? 60
         guard stall >= 1 else { throw SettingsError("liveline.ops.stall-after-seconds must be at least 1") }
         self.ops = OpsSettings(
             host: config.string(forKey: "ops.host", default: "127.0.0.1"), port: opsPort, stallAfter: .seconds(stall))
-        let apiPort = config.int(forKey: "api.port", default: 8080)
+        let apiPort = try Self.integer(config, "api.port") ?? 8080
         guard (0...65535).contains(apiPort) else {
             throw SettingsError("liveline.api.port must be a port number (0 to 65535), not \(apiPort)")
         }
@@ -134,6 +134,26 @@ public struct LivelineSettings: Sendable {
     }
 
     /// A secret from `key`, or from the file named by `key-file`.
+    /// `key` as a whole number, nil when unset. A value that is set but is not one is refused
+    /// naming the key: swift-configuration's `int(forKey:)` answers nil for it, and the
+    /// default would be used without a word.
+    static func integer(_ config: ConfigReader, _ key: String) throws -> Int? {
+        if let value = config.int(forKey: ConfigKey(key)) { return value }
+        if let text = config.string(forKey: ConfigKey(key)) {
+            throw SettingsError("liveline.\(key) must be a whole number, not \"\(text)\"")
+        }
+        return nil
+    }
+
+    /// `key` as true or false, nil when unset; any other value is refused naming the key.
+    static func flag(_ config: ConfigReader, _ key: String) throws -> Bool? {
+        if let value = config.bool(forKey: ConfigKey(key)) { return value }
+        if let text = config.string(forKey: ConfigKey(key)) {
+            throw SettingsError("liveline.\(key) must be true or false, not \"\(text)\"")
+        }
+        return nil
+    }
+
     static func secret(_ config: ConfigReader, _ key: String) throws -> String? {
         if let value = config.string(forKey: ConfigKey(key), isSecret: true), !value.isEmpty { return value }
         guard let path = config.string(forKey: ConfigKey(key + "-file")) else { return nil }

@@ -36,13 +36,13 @@ public struct WorkerSettings: Sendable {
             translator = .standard(bundleId: config.string(forKey: "translator.bundle-id", default: "com.example.liveline"))
         }
 
-        traceRetentionDays = config.int(forKey: "trace.retention-days", default: 7)
+        traceRetentionDays = try LivelineSettings.integer(config, "trace.retention-days") ?? 7
         guard traceRetentionDays >= 1 else {
             throw SettingsError("liveline.trace.retention-days must be at least 1 (days)")
         }
-        keeperEnabled = config.bool(forKey: "keeper.enabled", default: true)
+        keeperEnabled = try LivelineSettings.flag(config, "keeper.enabled") ?? true
         retryTiers = try Self.retryTiers(config.string(forKey: "retry.delays-seconds"))
-        jobsPerMessage = config.int(forKey: "translator.jobs-per-message", default: TranslatorSettings().jobsPerMessage)
+        jobsPerMessage = try LivelineSettings.integer(config, "translator.jobs-per-message") ?? TranslatorSettings().jobsPerMessage
         guard (1...1_000).contains(jobsPerMessage) else {
             throw SettingsError("liveline.translator.jobs-per-message must be 1 to 1000, not \(jobsPerMessage)")
         }

@@ -39,9 +39,21 @@ import Testing
         #expect(try await Self.jobsPerMessage("1000") == 1000)
     }
 
-    @Test(arguments: ["0", "-3", "1001"])
-    func outOfRangeIsRefusedNamingTheKey(value: String) async throws {
+    @Test(arguments: ["0", "-3", "1001", "sixteen"])
+    func outOfRangeOrNoNumberIsRefusedNamingTheKey(value: String) async throws {
         let error = await #expect(throws: SettingsError.self) { try await Self.jobsPerMessage(value) }
         #expect(error.map { "\($0)" }?.contains("liveline.translator.jobs-per-message") == true)
+    }
+
+    /// The other worker settings read as numbers and flags refuse what is neither.
+    @Test(arguments: [
+        ("LIVELINE_TRACE_RETENTION_DAYS", "a week", "liveline.trace.retention-days must be a whole number"),
+        ("LIVELINE_KEEPER_ENABLED", "sometimes", "liveline.keeper.enabled must be true or false"),
+    ])
+    func aValueOfTheWrongKindIsRefused(variable: String, value: String, message: String) async throws {
+        let error = await #expect(throws: SettingsError.self) {
+            try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: [variable: value]))
+        }
+        #expect(error.map { "\($0)" }?.contains(message) == true, "\(String(describing: error))")
     }
 }

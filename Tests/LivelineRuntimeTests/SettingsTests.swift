@@ -59,6 +59,15 @@ import Testing
                 "\(error)".contains("liveline.api.port must be a port number")
             }
         }
+        // A value that is no number at all is refused too, not replaced by the default.
+        for (key, variable) in [("api.port", "LIVELINE_API_PORT"), ("ops.port", "LIVELINE_OPS_PORT"),
+                                ("ops.stall-after-seconds", "LIVELINE_OPS_STALL_AFTER_SECONDS")] {
+            await #expect {
+                _ = try await LivelineSettings.load(file: nil, environment: [variable: "eighty"])
+            } throws: { error in
+                "\(error)".contains("liveline.\(key) must be a whole number, not \"eighty\"")
+            }
+        }
         for cache in ["0", "1025"] {
             await #expect {
                 _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_STORE_SQLITE_CACHE_MIB": cache])
