@@ -70,13 +70,7 @@ struct Load: Sendable {
         // Declared here too, so a backlog can be published before any worker starts.
         let topology = LivelineTopology()
         try await connection.declare(topology.amqp)
-        for queue in [topology.translateQueue, topology.sendQueue] {
-            let left = try await connection.messageCount(queue: queue)
-            guard left == 0 else {
-                throw BenchError("\(queue) holds \(left) message(s) from an earlier run, which would skew the figures: "
-                    + "purge it, or start a fresh broker (scripts/rabbitmq stop; scripts/rabbitmq start fresh)")
-            }
-        }
+        try await Self.requireEmpty([topology.translateQueue, topology.sendQueue], on: connection)
         let publisher = EventPublisher(connection: connection, source: "//liveline-bench")
         var publishedAt = [Double](repeating: 0, count: total)
         let clock = ContinuousClock()
@@ -108,6 +102,17 @@ struct Load: Sendable {
         }
         try await fault?.value
         return publishedAt
+    }
+
+    /// Refuses to start on queues an earlier run left messages in.
+    static func requireEmpty(_ queues: [String], on connection: AMQPConnection) async throws {
+        for queue in queues {
+            let left = try await connection.messageCount(queue: queue)
+            guard left == 0 else {
+                throw BenchError("\(queue) holds \(left) message(s) from an earlier run, which would skew the figures: "
+                    + "purge it, or start a fresh broker (scripts/rabbitmq stop; scripts/rabbitmq start fresh)")
+            }
+        }
     }
 
     /// Publishes until the broker confirmed every event, backing off while it is away.

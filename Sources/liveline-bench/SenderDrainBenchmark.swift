@@ -9,9 +9,9 @@ import Logging
 
 /// `liveline-bench sender`: the shipped `liveline sender` process draining a full send
 /// queue, each job for an activity and a device of its own, into the APNs simulator. It
-/// prints the rate, the CPU per push of the sender, the broker and this process (the
-/// simulator), and the sender's memory as the drain goes: resident every `--sample-every`
-/// pushes, its peak, and once idle after the drain. Memory that grows with the pushes
+/// prints the rate from the sender's start, the CPU per push of the sender, the broker and
+/// this process (the simulator), and the sender's memory as the drain goes: resident every
+/// `--sample-every` pushes, its peak, and once idle after the drain. Memory that grows with the pushes
 /// drained is kept per activity or per token somewhere.
 struct SenderDrainBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -30,6 +30,7 @@ struct SenderDrainBenchmark: AsyncParsableCommand {
 
     mutating func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard drainTimeout >= 1 else { throw ValidationError("--drain-timeout must be at least 1 (seconds)") }
         if let sampleEvery, sampleEvery < 1 { throw ValidationError("--sample-every must be at least 1") }
     }
 
@@ -41,16 +42,23 @@ struct SenderDrainBenchmark: AsyncParsableCommand {
     }
 
     private func measure(_ pipeline: Pipeline) async throws -> Bool {
-        try await fill(amqpURL: workers.amqpURL)
-        let sender = try await pipeline.startWorker("sender")
+        var logger = Logger(label: "bench.sender")
+        logger.logLevel = .error
+        let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: workers.amqpURL), logger: logger)
+        defer { Task { await connection.close() } }
+        let topology = LivelineTopology()
+        try await fill(connection, topology: topology)
+        // Timed and metered from before the sender starts: it drains while its /readyz is still
+        // being polled, so its start-up (a fraction of a second) counts against it.
         let meter = UsageMeter(broker: BrokerUsage())
         let before = meter.sample(pipeline.workers)
+        let started = ContinuousClock.now
+        let sender = try await pipeline.startWorker("sender")
         let simulator = pipeline.simulator
         func answered() -> Int { simulator.statistics.responsesByStatus[200] ?? 0 }
         let every = sampleEvery ?? max(1, jobs / 10)
         var samples: [Summary.Sample] = []
         let progress = Progress(total: jobs, what: "pushes answered")
-        let started = ContinuousClock.now
         let deadline = started + .seconds(drainTimeout)
         while answered() < jobs {
             guard ContinuousClock.now < deadline else {
@@ -69,7 +77,7 @@ struct SenderDrainBenchmark: AsyncParsableCommand {
         // What the sender keeps once it has nothing to do: its steady state after the drain.
         try await Task.sleep(for: .seconds(5))
         let idle = ProcessUsage.of(pid: sender.pid)?.rssMiB ?? 0
-        let left = try await queued(amqpURL: workers.amqpURL)
+        let left = try await queued(connection, topology: topology)
         let summary = Summary(
             store: pipeline.storeURL.hasPrefix("sqlite:") ? "SQLite" : "PostgreSQL", jobs: jobs, seconds: seconds,
             pushesPerSecond: Double(jobs) / seconds, answered: answered(), leftInQueues: left,
@@ -83,48 +91,24 @@ struct SenderDrainBenchmark: AsyncParsableCommand {
     }
 
     /// Queues the jobs as the translator would: one update each, for its own ride and device.
-    private func fill(amqpURL: String) async throws {
-        var logger = Logger(label: "bench.fill")
-        logger.logLevel = .error
-        let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: amqpURL), logger: logger)
-        defer { Task { await connection.close() } }
-        let topology = LivelineTopology()
+    private func fill(_ connection: AMQPConnection, topology: LivelineTopology) async throws {
         try await connection.declare(topology.amqp)
-        let left = try await connection.messageCount(queue: topology.sendQueue)
-        guard left == 0 else {
-            throw BenchError("\(topology.sendQueue) holds \(left) message(s) from an earlier run: purge it, or start a "
-                + "fresh broker (scripts/rabbitmq stop; scripts/rabbitmq start fresh)")
-        }
+        try await Load.requireEmpty([topology.sendQueue], on: connection)
         let progress = Progress(total: jobs, what: "jobs queued")
         let now = EventTime(Date())
         var next = 0
         while next < jobs {
             let range = next..<min(jobs, next + 1_000)
             try await connection.publish(contentsOf: range.map { index in
-                let job = Self.job(index, at: now)
-                return AMQPMessage(
-                    exchange: topology.pushExchange, routingKey: "ride.update", body: job.encoded(),
-                    properties: AMQPProperties(
-                        contentType: "application/json",
-                        headers: [
-                            TranslatorHeaders.activity: .string(job.activityId),
-                            TranslatorHeaders.lane: .string(job.target.laneKey(activity: job.activityId)),
-                            TranslatorHeaders.publishedAt: .int(now.millisecondsSince1970),
-                        ],
-                        persistent: true, messageID: job.jobId),
-                    mandatory: true)
+                OutgoingMessage.job(Self.job(index, at: now), topology: topology, publishedAt: now)
             })
             next = range.upperBound
             progress.update(next)
         }
     }
 
-    private func queued(amqpURL: String) async throws -> Int {
-        var logger = Logger(label: "bench.fill")
-        logger.logLevel = .error
-        let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: amqpURL), logger: logger)
-        defer { Task { await connection.close() } }
-        let topology = LivelineTopology()
+    /// Jobs left in the send queue, a retry tier or the dead-letter queue.
+    private func queued(_ connection: AMQPConnection, topology: LivelineTopology) async throws -> Int {
         var left = try await connection.messageCount(queue: topology.sendQueue)
         for tier in topology.retryTiers { left += try await connection.messageCount(queue: topology.retryQueue(tier)) }
         return left + (try await connection.messageCount(queue: topology.deadQueue))

@@ -7,7 +7,7 @@ import Synchronization
 /// ActivityKit ignores a push whose `aps.timestamp` is not newer than the last one it
 /// showed on that device, so an update overtaken by a newer one is a wasted push (and may
 /// have spent priority-10 budget). The consumer loop takes a place in the job's lane for
-/// each delivery, in queue order (``enter(activity:)``, keyed by the job's lane), and the
+/// each job (a delivery carries one, or a bundle), in queue order (``enter(activity:)``, keyed by the job's lane), and the
 /// send's task runs only when the sends before it in the lane finished (``run(_:_:)``).
 /// A game's start for 100,000 devices is 100,000 lanes, sent in parallel: one lane per
 /// activity held them to one push at a time (2,500 starts/s, measured).

@@ -61,7 +61,7 @@ public struct ChannelSweeper: Service {
     }
 
     public func run() async throws {
-        try? await cancelWhenGracefulShutdown { await deleteOrphans() }
+        _ = await cancelWhenGracefulShutdown { await deleteOrphans() }
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             do {
                 let swept = try await sweep(now: Date())

@@ -3,11 +3,12 @@ import LivelineAMQP
 import LivelineCore
 import LivelineMessaging
 
-/// The AMQP messages the translator publishes: push jobs and dead letters.
-enum OutgoingMessage {
+/// The AMQP messages the translator publishes: push jobs and dead letters. Public for the
+/// benchmarks, which queue jobs exactly as the translator does.
+public enum OutgoingMessage {
     /// A push job for `liveline.push`: routing key `<domain>.<event>`, `message_id` = job id,
     /// so a republished job is recognisably the same one.
-    static func job(_ job: PushJob, topology: LivelineTopology, publishedAt: EventTime) -> AMQPMessage {
+    public static func job(_ job: PushJob, topology: LivelineTopology, publishedAt: EventTime) -> AMQPMessage {
         AMQPMessage(
             exchange: topology.pushExchange,
             routingKey: "\(job.domain).\(job.event.rawValue)",
