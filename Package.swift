@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Dependencies point one way: models ← core ← (amqp, apns, store) ← services ← executables.
+// Dependencies point one way: (models, codecs) ← core ← (amqp, apns, store) ← services ← runtime ← executables.
 
 /// `any` spelled out for existentials, so protocol-typed values are visible at a glance.
 let strict: [SwiftSetting] = [
@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "sender-bench", targets: ["sender-bench"]),
         .executable(name: "dlq-bench", targets: ["dlq-bench"]),
         .library(name: "LivelineModels", targets: ["LivelineModels"]),
+        .library(name: "LivelineCodecs", targets: ["LivelineCodecs"]),
         .library(name: "LivelineCore", targets: ["LivelineCore"]),
         .library(name: "LivelineAMQP", targets: ["LivelineAMQP"]),
         .library(name: "LivelineMessaging", targets: ["LivelineMessaging"]),
@@ -58,8 +59,15 @@ let package = Package(
         .target(name: "LivelineModels"),
         // The protocol every module's typed log metadata keys conform to.
         .target(name: "LivelineLogging", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        // Pure translation logic: Foundation only, no I/O.
-        .target(name: "LivelineCore", dependencies: ["LivelineModels"]),
+        // The wire forms Liveline reads and writes byte by byte: JSON (value, parser, writer,
+        // Codable encoder and decoder), hex and UUID text, base64url, millisecond dates.
+        // Foundation only, so every module can share one of each.
+        .target(name: "LivelineCodecs"),
+        // Pure translation logic, no I/O. swift-crypto only for the SHA-1 of job ids.
+        .target(
+            name: "LivelineCore",
+            dependencies: ["LivelineModels", "LivelineCodecs", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .systemLibrary(
             name: "CRabbitMQ",
             pkgConfig: "librabbitmq",
@@ -87,6 +95,7 @@ let package = Package(
             name: "LivelineAPNs",
             dependencies: [
                 "LivelineLogging",
+                "LivelineCodecs",
                 "LivelineHTTP2",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -101,6 +110,7 @@ let package = Package(
         .target(
             name: "APNsSimulator",
             dependencies: [
+                "LivelineCodecs",
                 "LivelineHTTP2",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -116,6 +126,8 @@ let package = Package(
             name: "LivelineStore",
             dependencies: [
                 "LivelineLogging",
+                "LivelineCodecs",
+                "LivelineCore",
                 "LivelineModels",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -126,6 +138,7 @@ let package = Package(
         .target(
             name: "LivelineAPI",
             dependencies: [
+                "LivelineCore",
                 "LivelineLogging",
                 "LivelineModels",
                 "LivelineStore",
@@ -156,12 +169,13 @@ let package = Package(
         // Typed CloudEvents for Swift domain services; no store, no service lifecycle.
         .target(
             name: "LivelineProducer",
-            dependencies: ["LivelineModels", "LivelineCore", "LivelineAMQP", "LivelineMessaging"]
+            dependencies: ["LivelineCodecs", "LivelineModels", "LivelineCore", "LivelineAMQP", "LivelineMessaging"]
         ),
         // The long-running workers: translator and sender.
         .target(
             name: "LivelineServices",
             dependencies: [
+                "LivelineCodecs",
                 "LivelineLogging",
                 "LivelineCore", "LivelineModels", "LivelineAMQP", "LivelineMessaging", "LivelineStore", "LivelineAPNs",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -214,6 +228,7 @@ let package = Package(
         .target(
             name: "LivelineRuntime",
             dependencies: [
+                "LivelineCodecs",
                 "LivelineLogging",
                 "LivelineModels",
                 "LivelineCore",
@@ -240,6 +255,7 @@ let package = Package(
         .executableTarget(
             name: "liveline",
             dependencies: [
+                "LivelineCodecs", "LivelineStore",
                 "LivelineLogging",
                 "LivelineRuntime",
                 "LivelineCore",
@@ -305,10 +321,11 @@ let package = Package(
             path: "Tests/LivelineStoreTestSupport"
         ),
         .testTarget(name: "LivelineModelsTests", dependencies: ["LivelineModels"]),
+        .testTarget(name: "LivelineCodecsTests", dependencies: ["LivelineCodecs", "LivelineModels"]),
         .testTarget(name: "LivelineBenchSupportTests", dependencies: ["LivelineBenchSupport"]),
         .testTarget(
             name: "LivelineCoreTests",
-            dependencies: ["LivelineCore", "LivelineModels"],
+            dependencies: ["LivelineCodecs", "LivelineCore", "LivelineModels"],
             resources: [.copy("Golden")]
         ),
         .testTarget(
@@ -318,6 +335,7 @@ let package = Package(
         .testTarget(
             name: "LivelineAPNsTests",
             dependencies: [
+                "LivelineCodecs",
                 "LivelineAPNs",
                 "APNsSimulator",
                 "LivelineHTTP2",
@@ -333,11 +351,12 @@ let package = Package(
         ),
         .testTarget(
             name: "LivelineProducerTests",
-            dependencies: ["LivelineProducer", "LivelineCore", "LivelineModels"]
+            dependencies: ["LivelineCodecs", "LivelineProducer", "LivelineCore", "LivelineModels"]
         ),
         .testTarget(
             name: "LivelineServicesTests",
             dependencies: [
+                "LivelineCodecs",
                 "LivelineServices", "LivelineProducer", "LivelineCore", "LivelineModels", "LivelineAMQP",
                 "LivelineMessaging", "LivelineStore", "LivelineAPNs", "APNsSimulator", "LivelineTestSupport",
                 "LivelineStoreTestSupport",
@@ -371,6 +390,7 @@ let package = Package(
         .testTarget(
             name: "LivelineStoreTests",
             dependencies: [
+                "LivelineCore",
                 "LivelineStore", "LivelineStoreTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -380,6 +400,7 @@ let package = Package(
         .testTarget(
             name: "LivelineAPITests",
             dependencies: [
+                "LivelineCore",
                 "LivelineAPI",
                 "LivelineStore",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LivelineCodecs
 
 /// Checks `authorization: bearer <jwt>` the way APNs does: shape, ES256 header with `kid`, `iss` and
 /// `iat` claims, age, and (for trusted keys) the signature.
@@ -53,13 +54,5 @@ struct ProviderTokenVerifier: Sendable {
             else { return .invalid(reason: "InvalidProviderToken") }
         }
         return .valid(Claims(keyID: keyID, teamID: teamID, issuedAt: issuedAt))
-    }
-}
-
-enum Base64URL {
-    static func decode<S: StringProtocol>(_ text: S) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64)
     }
 }

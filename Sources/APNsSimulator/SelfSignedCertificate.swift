@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LivelineCodecs
 import SwiftASN1
 import X509
 
@@ -14,7 +15,7 @@ struct SelfSignedCertificate: Sendable {
         // A name of its own: a CA file that trusts two simulators (one playing production,
         // one the sandbox) is looked up by subject, and two equal subjects would shadow
         // each other.
-        let suffix = (0..<4).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        let suffix = Hex.encode((0..<4).map { _ in UInt8.random(in: 0...255) })
         let name = try DistinguishedName {
             CommonName("Liveline APNs Simulator \(suffix)")
             OrganizationName("Liveline")

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHPACK
@@ -60,10 +61,10 @@ final class SimulatorCore: Sendable {
         }
         if token.isEmpty { return finish(.error(400, "MissingDeviceToken", id: idHeader)) }
         // APNs tokens are hex; today 64 characters, but Apple says not to assume a fixed length.
-        guard (64...200).contains(token.utf8.count), token.utf8.allSatisfy(Self.isHex) else {
+        guard (64...200).contains(token.utf8.count), Hex.isHex(token) else {
             return finish(.error(400, "BadDeviceToken", id: idHeader))
         }
-        if let requestedID, !Self.isCanonicalUUID(requestedID) {
+        if let requestedID, UUID(hyphenated: requestedID) == nil {
             return finish(.error(400, "BadMessageId", id: idHeader))
         }
         if let failure = authenticate(headers) { return finish(.error(403, failure, id: idHeader)) }
@@ -432,7 +433,7 @@ final class SimulatorCore: Sendable {
     private static func reply(for fault: APNsSimulatorFault, idHeader: (String, String)) -> SimulatorReply {
         switch fault {
         case .unregistered:
-            let millis = Int64(Date().timeIntervalSince1970 * 1000)
+            let millis = Date().millisecondsSince1970
             return .json(410, #"{"reason":"Unregistered","timestamp":\#(millis)}"#, headers: [idHeader])
         case .badDeviceToken:
             return .error(400, "BadDeviceToken", id: idHeader)
@@ -471,30 +472,12 @@ final class SimulatorCore: Sendable {
         return nil
     }
 
-    /// 8-4-4-4-12 hex, as APNs requires for `apns-id` (cheaper than `UUID(uuidString:)`'s sscanf).
-    static func isCanonicalUUID(_ text: String) -> Bool {
-        var count = 0
-        for byte in text.utf8 {
-            if count == 8 || count == 13 || count == 18 || count == 23 {
-                guard byte == UInt8(ascii: "-") else { return false }
-            } else {
-                guard isHex(byte) else { return false }
-            }
-            count += 1
-        }
-        return count == 36
-    }
-
     private static func recordedHeaders(_ headers: HPACKHeaders) -> [String: String] {
         var result: [String: String] = [:]
         for (name, value, _) in headers where !name.hasPrefix(":") && name != "authorization" {
             result[name.lowercased()] = value
         }
         return result
-    }
-
-    private static func isHex(_ byte: UInt8) -> Bool {
-        (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
     }
 
     private static func isSpace(_ byte: UInt8) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 import Logging
 import NIOCore
 import NIOHPACK
@@ -95,12 +96,12 @@ public final class APNsClient: Sendable {
     public func send(_ push: APNsLiveActivityPush) async throws(APNsError) -> APNsResponse {
         // The token goes into :path and header validation is off on our connections, so anything but
         // hex is refused here; the length is left for APNs to judge.
-        guard !push.deviceToken.isEmpty, push.deviceToken.utf8.allSatisfy(Self.isHexDigit) else {
+        guard Hex.isHex(push.deviceToken) else {
             throw APNsError(
                 outcome: .tokenInvalid,
                 status: nil,
                 reason: .badDeviceToken,
-                apnsID: push.apnsID.canonicalString,
+                apnsID: push.apnsID.hyphenated(),
                 timestamp: nil,
                 detail: "device token is not hex; not sent"
             )
@@ -118,7 +119,7 @@ public final class APNsClient: Sendable {
         if let expiration = push.expiration {
             headers.add(name: "apns-expiration", value: expiration.headerValue, indexing: .nonIndexable)
         }
-        headers.add(name: "apns-id", value: push.apnsID.canonicalString, indexing: .nonIndexable)
+        headers.add(name: "apns-id", value: push.apnsID.hyphenated(), indexing: .nonIndexable)
         if let collapseID = push.collapseID {
             headers.add(name: "apns-collapse-id", value: collapseID)
         }
@@ -145,7 +146,7 @@ public final class APNsClient: Sendable {
         if let expiration = push.expiration {
             headers.add(name: "apns-expiration", value: expiration.headerValue)
         }
-        headers.add(name: "apns-request-id", value: push.requestID.canonicalString, indexing: .nonIndexable)
+        headers.add(name: "apns-request-id", value: push.requestID.hyphenated(), indexing: .nonIndexable)
         let body = allocator.buffer(bytes: push.payload)
         let response = try await perform(pool: pushPool, headers: headers, body: body, idHeader: "apns-request-id")
         return try successOrThrow(response, idHeader: "apns-request-id")
@@ -331,10 +332,6 @@ public final class APNsClient: Sendable {
                 return response
             }
         }
-    }
-
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
-        (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
     }
 
     private func successOrThrow(_ response: HTTP2Response, idHeader: String) throws(APNsError) -> APNsResponse {

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 
 /// The `aps` members of a Live Activity push other than `content-state` and
 /// `attributes`, which are encoded by the domain's model types.

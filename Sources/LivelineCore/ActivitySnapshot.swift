@@ -1,3 +1,5 @@
+import LivelineCodecs
+
 /// What the store knows about one activity, as a plain value the translator reads
 /// and returns updated. The translator never mutates storage itself.
 public struct ActivitySnapshot: Codable, Hashable, Sendable {

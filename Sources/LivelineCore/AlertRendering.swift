@@ -1,3 +1,5 @@
+import LivelineCodecs
+
 /// Fills in ``AlertTemplate`` placeholders from an event.
 struct AlertRendering {
     var message: String?

@@ -1,3 +1,5 @@
+import LivelineCodecs
+
 /// A CloudEvents 1.0 event in structured JSON mode, as read off the queue.
 ///
 /// Only the attributes Liveline uses are kept; extension attributes are ignored.

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 
 /// Reads CloudEvents 1.0 structured-JSON bytes into a ``CloudEvent``, with an
 /// ``EventError`` that names the first problem found.

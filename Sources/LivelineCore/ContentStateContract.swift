@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 
 /// What a domain promises about its `content-state` and attributes: how to find the
 /// status, and how to validate producer JSON and make it canonical.

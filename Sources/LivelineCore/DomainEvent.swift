@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 
 /// A CloudEvent whose `data` has been checked against its domain: the unit the
 /// translator works on.

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 
 /// What a CloudEvent's bytes still say about it when the event as a whole is refused: its
 /// id, type, domain and activity, so a dead letter can be filtered and republished.

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 
 /// An instant with millisecond precision, as carried by a CloudEvent's `time`.
 ///
@@ -13,12 +14,10 @@ public struct EventTime: Hashable, Comparable, Sendable {
         self.millisecondsSince1970 = millisecondsSince1970
     }
 
-    /// Creates a time from a `Date`, truncated to the millisecond.
+    /// Creates a time from a `Date`, at the nearest millisecond (see
+    /// `Date.millisecondsSince1970` for why not truncated).
     public init(_ date: Date) {
-        let millis = (date.timeIntervalSince1970 * 1000).rounded(.down)
-        // Dates outside ±292 million years cannot come from a parsed event; clamp
-        // rather than trap.
-        self.millisecondsSince1970 = Int64(exactly: millis) ?? (millis < 0 ? Int64.min / 2 : Int64.max / 2)
+        self.millisecondsSince1970 = date.millisecondsSince1970
     }
 
     /// The instant as a `Date`.

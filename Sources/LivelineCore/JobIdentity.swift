@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import LivelineCodecs
 
 /// Deterministic identifiers for push jobs, so a redelivered event produces the same
 /// job ids and `apns-id`s, and duplicates are recognisable end to end.
@@ -12,7 +14,8 @@ public enum JobIdentity {
     /// The job id: 40 hex characters, SHA-1 of the event id and the target. Hashed
     /// because the target holds a whole device token, which must not be logged.
     public static func jobId(eventId: String, target: PushTarget) -> String {
-        SHA1.hex(SHA1.hash(Array("liveline.job\u{0}\(eventId)\u{0}\(target.identityText)".utf8)))
+        // SHA-1 derives identifiers here, never secures anything, so its weakness does not matter.
+        Hex.encode(Array(Insecure.SHA1.hash(data: Array("liveline.job\u{0}\(eventId)\u{0}\(target.identityText)".utf8))))
     }
 
     /// The `apns-id`: a version 5 (SHA-1, name-based) UUID of the job id in
@@ -28,7 +31,7 @@ public enum JobIdentity {
             space.0, space.1, space.2, space.3, space.4, space.5, space.6, space.7,
             space.8, space.9, space.10, space.11, space.12, space.13, space.14, space.15,
         ]
-        var bytes = SHA1.hash(namespaceBytes + Array(name.utf8))
+        var bytes = Array(Insecure.SHA1.hash(data: namespaceBytes + Array(name.utf8)))
         bytes[6] = (bytes[6] & 0x0F) | 0x50
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         return UUID(uuid: (

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 import LivelineModels
 
 /// One push to send: the message from the translator to the sender on
@@ -92,7 +93,7 @@ extension PushJob {
     public func encoded() -> Data {
         var writer = JSONWriter(capacity: payload.count * 4 / 3 + 640)
         writer.raw(#"{"jobId":"#); writer.string(jobId)
-        writer.raw(#","apnsId":"#); writer.string(apnsId.uuidString.lowercased())
+        writer.raw(#","apnsId":"#); writer.string(apnsId.hyphenated(uppercase: false))
         writer.raw(#","activityId":"#); writer.string(activityId)
         writer.raw(#","domain":"#); writer.string(domain)
         writer.raw(#","eventId":"#); writer.string(eventId)

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 
 extension Translator {
     /// Reads an event off the wire and checks its `data` against the domain.

@@ -5,6 +5,9 @@ public struct UserPreferences: Codable, Hashable, Sendable {
     /// `ActivityAuthorizationInfo.frequentPushesEnabled`: a larger budget applies.
     public var frequentPushesEnabled: Bool
 
+    /// The preferences of a user who never set any.
+    public static let defaults = UserPreferences()
+
     /// Creates preferences; by default activities are enabled, frequent pushes not.
     public init(activitiesEnabled: Bool = true, frequentPushesEnabled: Bool = false) {
         self.activitiesEnabled = activitiesEnabled

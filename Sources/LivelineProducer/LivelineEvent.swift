@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 import LivelineCore
 
 /// One state change a Swift domain service publishes: the full current state of one

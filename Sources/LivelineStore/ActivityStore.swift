@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCore
 
 /// Activity state, tokens, budgets, channels and traces, as translators, senders and the api
 /// share them.
@@ -16,7 +17,7 @@ public protocol ActivityStore: DeadLetterStore {
     /// push-to-start token for the attributes type and the user's preferences.
     ///
     /// - Returns: one snapshot per distinct requested activity id, keyed by activity id.
-    func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: ActivitySnapshot]
+    func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: StoredActivity]
 
     /// Applies a batch of state changes and appends trace entries in one transaction.
     ///

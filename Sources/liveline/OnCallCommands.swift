@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LivelineAMQP
+import LivelineCodecs
 import LivelineCore
 import LivelineMessaging
 import LivelineRuntime

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import LivelineAPI
+import LivelineCore
 import LivelineStore
 import Testing
 

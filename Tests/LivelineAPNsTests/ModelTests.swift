@@ -1,5 +1,6 @@
 import Foundation
 @testable import LivelineAPNs
+import LivelineCodecs
 import Testing
 
 @Suite("Reasons and outcome classification")
@@ -81,7 +82,7 @@ struct SmallPiecesTests {
     func canonicalUUID() {
         for _ in 0..<100 {
             let id = UUID()
-            #expect(id.canonicalString == id.uuidString)
+            #expect(id.hyphenated() == id.uuidString)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 import LivelineModels
 @testable import LivelineCore
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 @testable import LivelineCore
 import Testing
 
@@ -59,7 +60,9 @@ struct PayloadValidationTests {
         members["distanceRemaining"] = .double(3)
         let canonical = try DomainKind.ride.contract.canonicalContentState(.object(members), domain: "ride")
         #expect(canonical.value["unknown"] == nil)
-        let modelBytes = try CanonicalJSON.encoder().encode(
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let modelBytes = try encoder.encode(
             try JSONDecoder().decode(RideModel.State.self, from: JSONValue.encoded(.object(members))))
         #expect(JSONValue.encoded(canonical.value) == modelBytes)
         #expect(canonical.bytes == modelBytes)

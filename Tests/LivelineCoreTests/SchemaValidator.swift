@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 import LivelineCore
 
 /// A small JSON Schema (draft 2020-12) checker for the keywords Liveline's schemas

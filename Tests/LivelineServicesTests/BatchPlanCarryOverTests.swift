@@ -17,15 +17,15 @@ import Testing
 
     /// r-1 has a registered device; r-2 and r-3 belong to the same user, who has one
     /// push-to-start token for rides.
-    static let storedBeforeEither: [String: StoredSnapshot] = {
+    static let storedBeforeEither: [String: StoredActivity] = {
         let start = PushToStartToken(userID: "u-9", attributesType: rideType, token: Events.startToken, registeredAt: Events.base)
         return [
-            "r-1": StoredSnapshot(
+            "r-1": StoredActivity(
                 activity: ActivityRecord(id: "r-1", domain: "ride", attributesType: rideType, userID: "u-9"),
                 updateTokens: [UpdateToken(activityID: "r-1", deviceID: "d-1", token: Events.tokenA, registeredAt: Events.base)],
                 pushToStartTokens: [start], preferences: .defaults),
-            "r-2": StoredSnapshot(activity: nil, updateTokens: [], pushToStartTokens: [start], preferences: .defaults),
-            "r-3": StoredSnapshot(activity: nil, updateTokens: [], pushToStartTokens: [start], preferences: .defaults),
+            "r-2": StoredActivity(activity: nil, updateTokens: [], pushToStartTokens: [start], preferences: .defaults),
+            "r-3": StoredActivity(activity: nil, updateTokens: [], pushToStartTokens: [start], preferences: .defaults),
         ]
     }()
 
@@ -33,7 +33,7 @@ import Testing
         try events.map { try translator.parse(try $0.encoded(source: "//tests.liveline")) }
     }
 
-    static func plan(_ events: [DomainEvent], stored: [String: StoredSnapshot], after previous: BatchPlan.CarryOver? = nil) -> BatchPlan {
+    static func plan(_ events: [DomainEvent], stored: [String: StoredActivity], after previous: BatchPlan.CarryOver? = nil) -> BatchPlan {
         var plan = BatchPlan(translator: translator, stored: stored, now: now, after: previous)
         for event in events { plan.translate(event, body: Data(), redelivered: false) }
         return plan
@@ -84,7 +84,7 @@ import Testing
         let firstPlan = Self.plan(try Self.events([try Events.ride("r-1", .driverEnRoute, at: 1)]), stored: Self.storedBeforeEither)
         let next = try Self.events([try Events.ride("r-1", .driverArrived, at: 3)])
 
-        func stored(lastEventAt seconds: Double, status: String, ended: Bool) -> [String: StoredSnapshot] {
+        func stored(lastEventAt seconds: Double, status: String, ended: Bool) -> [String: StoredActivity] {
             var stored = Self.storedBeforeEither
             stored["r-1"]?.activity = ActivityRecord(
                 id: "r-1", domain: "ride", attributesType: Self.rideType, userID: "u-9",

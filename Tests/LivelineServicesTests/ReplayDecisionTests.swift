@@ -1,5 +1,6 @@
 import Foundation
 import LivelineAMQP
+import LivelineCodecs
 import LivelineCore
 import LivelineMessaging
 import LivelineStore

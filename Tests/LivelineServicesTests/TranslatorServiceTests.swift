@@ -1,6 +1,7 @@
 import Foundation
 import LivelineAMQP
 import LivelineAPNs
+import LivelineCodecs
 import LivelineCore
 import LivelineModels
 import LivelineProducer

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCore
 import LivelineStore
 import LivelineStoreTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LivelineCore
 import LivelineStore
 
 /// Reconciliation (of one's own activities, and of shared ones such as games), preferences

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LivelineCodecs
 import NIOConcurrencyHelpers
 
 /// Mints and caches the ES256 provider token for one signing key, shared by every connection of a client.

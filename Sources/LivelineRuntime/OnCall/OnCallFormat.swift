@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 import LivelineCore
 import LivelineStore
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LivelineAMQP
+import LivelineCodecs
 import LivelineCore
 import LivelineMessaging
 import LivelineStore
@@ -142,6 +143,6 @@ public enum DeadLetterReading {
             hash.update(data: Data([0]))
             hash.update(data: Data(part.utf8))
         }
-        return hash.finalize().prefix(16).map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(Array(hash.finalize().prefix(16)))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LivelineAMQP
 import LivelineAPNs
+import LivelineCodecs
 import LivelineCore
 import LivelineLogging
 import LivelineMessaging
@@ -97,7 +98,7 @@ struct PushJobHandler: Sendable {
         if SendGate.needsLastApplied(job, attempt: attempt.count),
             let lastEventAt = try await store.activity(id: job.activityId)?.lastEventAt
         {
-            lastApplied = Int64((lastEventAt.timeIntervalSince1970 * 1000).rounded())
+            lastApplied = lastEventAt.millisecondsSince1970
         }
         let gate = SendGate.decide(
             job, nowMilliseconds: now.millisecondsSince1970, attempt: attempt.count, lastAppliedMilliseconds: lastApplied,

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 import LivelineCore
 import LivelineModels
 import LivelineStore
@@ -7,14 +8,14 @@ import LivelineStore
 /// stored row, tokens, preferences and budget. Each decision replaces it, so a second
 /// event for the same activity in one batch sees the first one's result.
 struct ActivityState: Sendable {
-    var snapshot: LivelineCore.ActivitySnapshot?
+    var snapshot: ActivitySnapshot?
     var tokens: TokenSnapshot
-    var preferences: LivelineCore.UserPreferences
+    var preferences: UserPreferences
     var budget: BudgetUsage
 
     /// The state of an activity the store knows nothing about.
     static let unknown = ActivityState(
-        snapshot: nil, tokens: TokenSnapshot(), preferences: LivelineCore.UserPreferences(), budget: .empty)
+        snapshot: nil, tokens: TokenSnapshot(), preferences: .defaults, budget: .empty)
 }
 
 extension ActivityState {
@@ -25,12 +26,12 @@ extension ActivityState {
     /// and push timestamp (schema version 1) get them derived: the status from the stored
     /// content-state (typed domains), the timestamp from the last event's second. A used
     /// push-to-start token is left out, which is what stops a second start.
-    init(stored: StoredSnapshot, domain: DomainConfiguration?) {
+    init(stored: StoredActivity, domain: DomainConfiguration?) {
         let record = stored.activity
-        var snapshot: LivelineCore.ActivitySnapshot?
+        var snapshot: ActivitySnapshot?
         if let record, let lastEventAt = record.lastEventAt {
             let contentState = record.contentState.flatMap(Self.json)
-            snapshot = LivelineCore.ActivitySnapshot(
+            snapshot = ActivitySnapshot(
                 id: record.id, domain: record.domain, attributesType: record.attributesType, userId: record.userID,
                 attributes: record.attributes.flatMap(Self.json),
                 lastContentState: contentState,
@@ -53,9 +54,7 @@ extension ActivityState {
             tokens: TokenSnapshot(
                 updateTokens: stored.updateTokens.map(\.token), pushToStartTokens: usableStarts.map(\.token),
                 sandboxTokens: sandbox),
-            preferences: LivelineCore.UserPreferences(
-                activitiesEnabled: stored.preferences.activitiesEnabled,
-                frequentPushesEnabled: stored.preferences.frequentPushesEnabled),
+            preferences: stored.preferences,
             budget: BudgetUsage(
                 priority10Count: record?.budget.spent ?? 0,
                 windowStart: record?.budget.windowStart.map(EventTime.init))

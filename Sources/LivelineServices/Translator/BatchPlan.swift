@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 import LivelineCore
 import LivelineStore
 
@@ -51,7 +52,7 @@ struct BatchPlan: Sendable {
     /// - Parameter previous: the decisions of the batch before, when its changes may be
     ///   missing from `stored`.
     init(
-        translator: Translator, stored: [String: StoredSnapshot], now: Date, after previous: CarryOver? = nil,
+        translator: Translator, stored: [String: StoredActivity], now: Date, after previous: CarryOver? = nil,
         shared: SharedTargets = SharedTargets()
     ) {
         self.translator = translator
@@ -76,7 +77,7 @@ struct BatchPlan: Sendable {
     /// Whether the previous batch's decided snapshot is at least as new as the loaded one.
     /// The loaded row wins when another worker stored a newer event or an end meanwhile:
     /// the store's conditional writes then refuse what the previous batch decided.
-    private static func carries(_ carried: LivelineCore.ActivitySnapshot?, over loaded: LivelineCore.ActivitySnapshot?) -> Bool {
+    private static func carries(_ carried: ActivitySnapshot?, over loaded: ActivitySnapshot?) -> Bool {
         guard let carried else { return false }
         guard let loaded, let loadedTime = loaded.lastEventTime else { return true }
         if loaded.endedAt != nil && carried.endedAt == nil { return false }
@@ -126,7 +127,7 @@ struct BatchPlan: Sendable {
             return
         }
 
-        let newSnapshot: LivelineCore.ActivitySnapshot?
+        let newSnapshot: ActivitySnapshot?
         let kind: TraceEntry.Kind
         let notes: [String]
         switch decision {
@@ -166,7 +167,7 @@ struct BatchPlan: Sendable {
     /// status, content-state and push timestamp: the job id and content-state are the same,
     /// though the alert is chosen as for a first event. If the earlier publish did reach the
     /// broker, the sender sees the same message id.
-    static func rewound(_ snapshot: LivelineCore.ActivitySnapshot?, for event: DomainEvent) -> LivelineCore.ActivitySnapshot? {
+    static func rewound(_ snapshot: ActivitySnapshot?, for event: DomainEvent) -> ActivitySnapshot? {
         // Rows from schema version 1 have no event id: the time and state must do.
         guard var snapshot, snapshot.lastEventId == nil || snapshot.lastEventId == event.id,
             snapshot.lastEventTime == event.time, snapshot.lastContentState == event.contentState
@@ -187,7 +188,7 @@ struct BatchPlan: Sendable {
     }
 
     /// The store change for a decision that applied the event.
-    static func change(for event: DomainEvent, snapshot: LivelineCore.ActivitySnapshot) -> ActivityChange {
+    static func change(for event: DomainEvent, snapshot: ActivitySnapshot) -> ActivityChange {
         ActivityChange(
             activityID: event.activityId, domain: event.domain, attributesType: snapshot.attributesType,
             userID: event.userId,

@@ -156,7 +156,7 @@ struct BatchProcessor: Sendable {
 
         // 3. One load, then translate in order.
         let requests = BatchPlan.requests(for: coalesced.kept, translator: translator)
-        var stored: [String: StoredSnapshot] = [:]
+        var stored: [String: StoredActivity] = [:]
         if !requests.isEmpty { stored = try await store.loadSnapshots(requests) }
         let shared = try await sharedTargets(for: coalesced.kept, stored: stored)
         phaseStart = metrics.record(.load, since: phaseStart)
@@ -179,7 +179,7 @@ struct BatchProcessor: Sendable {
     /// not wait on APNs): the error is logged and counted, the activity's broadcasts wait for
     /// the sender to open the channel, a start goes without it (each device then reports its
     /// own update token), and the next event of the activity tries again.
-    private func sharedTargets(for events: [DomainEvent], stored: [String: StoredSnapshot]) async throws -> BatchPlan.SharedTargets {
+    private func sharedTargets(for events: [DomainEvent], stored: [String: StoredActivity]) async throws -> BatchPlan.SharedTargets {
         var targets = BatchPlan.SharedTargets()
         var tried: Set<String> = []
         for event in events {

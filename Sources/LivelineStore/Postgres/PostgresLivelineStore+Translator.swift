@@ -1,10 +1,11 @@
 import Foundation
+import LivelineCore
 import LivelineModels
 import Logging
 import PostgresNIO
 
 extension PostgresLivelineStore {
-    public func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: ActivitySnapshot] {
+    public func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: StoredActivity] {
         var seen = Set<String>()
         let unique = requests.filter { seen.insert($0.activityID).inserted }
         guard !unique.isEmpty else { return [:] }
@@ -32,7 +33,7 @@ extension PostgresLivelineStore {
             LEFT JOIN activities a ON a.id = i.id
             LEFT JOIN preferences pr ON pr.user_id = i.user_id
             """
-        var snapshots: [String: ActivitySnapshot] = [:]
+        var snapshots: [String: StoredActivity] = [:]
         snapshots.reserveCapacity(unique.count)
         for try await row in try await client.query(query, logger: logger) {
             let (id, userID, attributesType,
@@ -75,7 +76,7 @@ extension PostgresLivelineStore {
                     osVersion: startOS[index].isEmpty ? nil : startOS[index])
             }
             let preferences = enabled.map { UserPreferences(activitiesEnabled: $0, frequentPushesEnabled: frequent ?? false) }
-            snapshots[id] = ActivitySnapshot(
+            snapshots[id] = StoredActivity(
                 activity: activity, updateTokens: updateTokens, pushToStartTokens: pushToStart,
                 preferences: preferences ?? .defaults)
         }

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
+import LivelineCore
 import LivelineModels
 
 extension SQLiteLivelineStore {
-    public func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: ActivitySnapshot] {
+    public func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: StoredActivity] {
         var seen = Set<String>()
         let unique = requests.filter { seen.insert($0.activityID).inserted }
         guard !unique.isEmpty else { return [:] }
@@ -58,13 +59,13 @@ extension SQLiteLivelineStore {
                 preferences[row[0]] = UserPreferences(activitiesEnabled: row[1], frequentPushesEnabled: row[2])
             }
 
-            var snapshots: [String: ActivitySnapshot] = [:]
+            var snapshots: [String: StoredActivity] = [:]
             snapshots.reserveCapacity(unique.count)
             for request in unique {
                 let activity = activities[request.activityID]
                 // A pending row another user registered: its tokens are not this user's.
                 let ownsTokens = activity.map { !($0.status == .pending && $0.userID != request.userID) } ?? false
-                snapshots[request.activityID] = ActivitySnapshot(
+                snapshots[request.activityID] = StoredActivity(
                     activity: activity,
                     updateTokens: ownsTokens ? tokens[request.activityID] ?? [] : [],
                     pushToStartTokens: pushToStart[StartKey(userID: request.userID, attributesType: request.attributesType)] ?? [],

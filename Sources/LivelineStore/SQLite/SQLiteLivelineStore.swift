@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LivelineCore
 
 /// The embedded store: one SQLite file in WAL mode.
 ///

@@ -9,8 +9,10 @@ import Foundation
 /// numbers an error. Whole doubles become integers exactly where `JSONEncoder` would
 /// write them without a fraction, so ``JSONWriter`` then writes the same bytes.
 /// `JSONWriterTests` checks both against `JSONEncoder` for every model.
-struct JSONValueEncoder {
-    func encode<Model: Encodable>(_ model: Model) throws -> JSONValue {
+package struct JSONValueEncoder {
+    package init() {}
+
+    package func encode<Model: Encodable>(_ model: Model) throws -> JSONValue {
         let root = Node(codingPath: [])
         try root.encodeValue(model)
         return root.materialize()

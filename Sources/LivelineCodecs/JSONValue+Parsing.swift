@@ -13,15 +13,15 @@ extension JSONValue {
 }
 
 /// Why a document is not JSON, and where.
-struct JSONSyntaxError: Error, CustomStringConvertible {
-    var message: String
-    var offset: Int
-    var description: String { "invalid JSON at byte \(offset): \(message)" }
+package struct JSONSyntaxError: Error, CustomStringConvertible {
+    package var message: String
+    package var offset: Int
+    package var description: String { "invalid JSON at byte \(offset): \(message)" }
 }
 
 /// Reads JSON bytes: into a ``JSONValue`` (``value(depth:)``), or an object member by
 /// member without building it (``members(depth:_:)``), for records read on every message.
-struct JSONReader {
+package struct JSONReader {
     let bytes: UnsafeRawBufferPointer
     var position = 0
     static let maximumDepth = 256
@@ -31,7 +31,7 @@ struct JSONReader {
     }
 
     /// Runs `body` on a reader over `data`, then checks that nothing but whitespace follows.
-    static func read<Result>(_ data: Data, _ body: (inout JSONReader) throws -> Result) throws -> Result {
+    package static func read<Result>(_ data: Data, _ body: (inout JSONReader) throws -> Result) throws -> Result {
         try data.withUnsafeBytes { bytes in
             var reader = JSONReader(bytes: bytes)
             let result = try body(&reader)
@@ -43,7 +43,7 @@ struct JSONReader {
 
     /// Reads an object, handing each key to `member` with the reader at its value; `member`
     /// must read the value (with ``value(depth:)`` or a nested ``members(depth:_:)``).
-    mutating func members(depth: Int, _ member: (String, inout JSONReader) throws -> Void) throws {
+    package mutating func members(depth: Int, _ member: (String, inout JSONReader) throws -> Void) throws {
         guard depth < Self.maximumDepth else { throw error("nested too deeply") }
         skipWhitespace()
         guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { throw error("expected an object") }
@@ -87,7 +87,7 @@ struct JSONReader {
         }
     }
 
-    mutating func value(depth: Int) throws -> JSONValue {
+    package mutating func value(depth: Int) throws -> JSONValue {
         guard depth < Self.maximumDepth else { throw error("nested too deeply") }
         skipWhitespace()
         guard position < bytes.count else { throw error("unexpected end") }
@@ -150,7 +150,9 @@ struct JSONReader {
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
-                let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                guard let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self) else {
+                    throw error("invalid UTF-8 in string")
+                }
                 position += 1
                 return text
             }
@@ -164,7 +166,8 @@ struct JSONReader {
             position += 1
             switch byte {
             case UInt8(ascii: "\""):
-                return String(decoding: scalars, as: UTF8.self)
+                guard let text = String(validating: scalars, as: UTF8.self) else { throw error("invalid UTF-8 in string") }
+                return text
             case UInt8(ascii: "\\"):
                 guard position < bytes.count else { throw error("unexpected end") }
                 let escape = bytes[position]
@@ -206,15 +209,8 @@ struct JSONReader {
         guard position + 4 <= bytes.count else { throw error("unexpected end") }
         var code: UInt32 = 0
         for _ in 0..<4 {
-            let byte = bytes[position]
+            guard let digit = Hex.value(of: bytes[position]) else { throw error("invalid \\u escape") }
             position += 1
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw error("invalid \\u escape")
-            }
             code = code << 4 | UInt32(digit)
         }
         return code

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 
 /// The `JSONEncoder` whose bytes `JSONWriter` and `JSONValueEncoder` must reproduce: the
 /// tests' reference for what Liveline sends and stores.

@@ -1,5 +1,9 @@
-/// Everything the translator needs to decide the push for one activity.
-public struct ActivitySnapshot: Sendable, Hashable {
+import LivelineCore
+
+/// What the store holds for one activity, as the translator loads it: the row, the tokens of
+/// its devices and its user's preferences. The translator maps it onto core's
+/// `ActivitySnapshot` and `TokenSnapshot`, which carry no storage detail.
+public struct StoredActivity: Sendable, Hashable {
     /// `nil` when no row exists yet (the first event of an activity no app registered for).
     public var activity: ActivityRecord?
     /// The update tokens of the activity, one per device, ordered by device id.

@@ -10,33 +10,33 @@ import Foundation
 /// event, so the translator and the sender write them here instead. The content-state's
 /// *shape* still comes from the domain's own `Codable` (see ``ContentStateContract``):
 /// this only writes values that already are canonical JSON.
-struct JSONWriter {
-    private(set) var bytes: [UInt8] = []
+package struct JSONWriter {
+    package private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int = 512) {
+    package init(capacity: Int = 512) {
         bytes.reserveCapacity(capacity)
     }
 
-    var data: Data { Data(bytes) }
+    package var data: Data { Data(bytes) }
 
     /// Appends ASCII punctuation or a pre-quoted key, as is.
-    mutating func raw(_ text: StaticString) {
+    package mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     /// Appends bytes that already are JSON, e.g. a canonical content-state.
-    mutating func json(_ encoded: some Sequence<UInt8>) {
+    package mutating func json(_ encoded: some Sequence<UInt8>) {
         bytes.append(contentsOf: encoded)
     }
 
     /// `"key":`.
-    mutating func key(_ name: StaticString) {
+    package mutating func key(_ name: StaticString) {
         bytes.append(UInt8(ascii: "\""))
         raw(name)
         raw("\":")
     }
 
-    mutating func string(_ text: String) {
+    package mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
@@ -66,7 +66,7 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    mutating func integer(_ number: Int64) {
+    package mutating func integer(_ number: Int64) {
         if number < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = number.magnitude
         var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
@@ -87,18 +87,18 @@ struct JSONWriter {
     /// Non-finite values have no JSON form; they are written as `null` (the callers'
     /// values come from parsed JSON or validated configuration, so this never happens
     /// in practice, and a `null` fails the model's decoding loudly).
-    mutating func double(_ number: Double) {
+    package mutating func double(_ number: Double) {
         guard number.isFinite else { return raw("null") }
         var text = number.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         bytes.append(contentsOf: text.utf8)
     }
 
-    mutating func bool(_ flag: Bool) {
+    package mutating func bool(_ flag: Bool) {
         flag ? raw("true") : raw("false")
     }
 
-    mutating func value(_ value: JSONValue) {
+    package mutating func value(_ value: JSONValue) {
         switch value {
         case .null: raw("null")
         case .bool(let flag): bool(flag)

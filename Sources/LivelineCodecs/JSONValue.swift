@@ -45,7 +45,7 @@ public enum JSONValue: Hashable, Sendable {
 
     /// The value as it would read in a message or an alert: strings bare, numbers in
     /// JSON form, anything else as compact JSON.
-    var displayText: String {
+    package var displayText: String {
         switch self {
         case .string(let text): text
         case .integer(let number): String(number)

@@ -19,8 +19,10 @@ import Foundation
 ///
 /// `JSONValueDecoderTests` checks it against `JSONDecoder` on valid and invalid input for
 /// every model, including the error each one reports.
-struct JSONValueDecoder {
-    func decode<Model: Decodable>(_ type: Model.Type, from value: JSONValue) throws -> Model {
+package struct JSONValueDecoder {
+    package init() {}
+
+    package func decode<Model: Decodable>(_ type: Model.Type, from value: JSONValue) throws -> Model {
         try Unwrap.value(value, as: type, path: [])
     }
 }
