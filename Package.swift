@@ -89,6 +89,7 @@ let package = Package(
             name: "LivelineHTTP2",
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]
         ),
         .target(
@@ -347,6 +348,15 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
+        ),
+        // The HTTP/2 session byte by byte, with no sockets.
+        .testTarget(
+            name: "LivelineHTTP2Tests",
+            dependencies: [
+                "LivelineHTTP2",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]
         ),
         .testTarget(

@@ -2,6 +2,11 @@ import NIOCore
 
 /// Cuts a connection's incoming bytes into frames, and joins each HEADERS frame with its
 /// CONTINUATION frames into one header block, with nothing allowed between them (RFC 9113 §6.10).
+///
+/// A header block is held whole until its last fragment, so it is the one place a peer could make
+/// this endpoint buffer without limit (the CVE-2024-28182 class): both its size and its count of
+/// CONTINUATION frames are capped, and passing either is a connection error ENHANCE_YOUR_CALM. Not
+/// COMPRESSION_ERROR: nothing is wrong with the compression, the peer asks for more than we give.
 package struct HTTP2FrameReader {
     package struct HeaderBlock {
         package var streamID: UInt32
@@ -19,10 +24,23 @@ package struct HTTP2FrameReader {
     private var buffer: ByteBuffer?
     private var pendingBlock: HeaderBlock?
     private var awaitsPreface: Bool
+    private var continuationFrames = 0
+    /// The largest header block (all fragments together) accepted.
+    package let maximumHeaderBlockSize: Int
+    /// The most CONTINUATION frames one header block may use. Empty ones cost nothing in size, so
+    /// the size cap alone does not bound the work a block can cause.
+    package let maximumContinuationFrames: Int
 
     /// - Parameter server: a server first reads the client's connection preface.
-    package init(server: Bool) {
+    package init(server: Bool, maximumHeaderBlockSize: Int = 1 << 17, maximumContinuationFrames: Int = 64) {
         awaitsPreface = server
+        self.maximumHeaderBlockSize = maximumHeaderBlockSize
+        self.maximumContinuationFrames = maximumContinuationFrames
+    }
+
+    /// Bytes held for frames not yet complete: at most one frame, or a header block under its cap.
+    package var bufferedBytes: Int {
+        (buffer?.readableBytes ?? 0) + (pendingBlock?.fragments.readableBytes ?? 0)
     }
 
     package mutating func append(_ bytes: ByteBuffer) {
@@ -62,6 +80,10 @@ package struct HTTP2FrameReader {
             }
             if var block = pendingBlock {
                 guard frame.type == .continuation, frame.streamID == block.streamID else { throw .protocolError }
+                continuationFrames += 1
+                guard continuationFrames <= maximumContinuationFrames,
+                    block.fragments.readableBytes + frame.payload.readableBytes <= maximumHeaderBlockSize
+                else { throw .enhanceYourCalm }
                 var fragment = frame.payload
                 block.fragments.writeBuffer(&fragment)
                 pendingBlock = block
@@ -76,6 +98,8 @@ package struct HTTP2FrameReader {
                 guard frame.streamID != 0, let fragment = HTTP2Wire.content(of: frame) else { throw .protocolError }
                 let block = HeaderBlock(streamID: frame.streamID, fragments: fragment, endStream: frame.has(HTTP2Wire.Flag.endStream))
                 if frame.has(HTTP2Wire.Flag.endHeaders) { return .headerBlock(block) }
+                guard fragment.readableBytes <= maximumHeaderBlockSize else { throw .enhanceYourCalm }
+                continuationFrames = 0
                 pendingBlock = block
             case .continuation:
                 throw .protocolError  // without a HEADERS before it

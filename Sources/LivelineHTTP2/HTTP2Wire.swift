@@ -1,12 +1,13 @@
 import NIOCore
 
-/// The HTTP/2 wire format (RFC 9113) as Liveline's two connection handlers use it: the APNs client's
-/// and the simulator's. Reading frames, and writing them.
+/// The HTTP/2 wire format (RFC 9113) under ``HTTP2Session``, which both of Liveline's connection
+/// handlers run on (the APNs client's and the simulator's). Reading frames, and writing them.
 ///
 /// Why not NIO's `NIOHTTP2Handler`: per request it runs a stream state machine, validates every
 /// header field and Huffman-codes values, which together cost more CPU than the rest of a push's
 /// HTTP/2 handling. APNs needs one request and one answer per stream and nothing else HTTP/2 offers,
-/// so the handlers speak the frames directly. HPACK stays NIO's (`NIOHPACK`).
+/// so the session speaks the frames directly, and keeps its per-stream state to one dictionary
+/// entry. HPACK stays NIO's (`NIOHPACK`).
 package enum HTTP2Wire {
     package static let clientPreface: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
     package static let frameHeaderLength = 9
