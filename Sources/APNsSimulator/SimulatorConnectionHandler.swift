@@ -2,17 +2,15 @@ import LivelineHTTP2
 import NIOCore
 import NIOHPACK
 
-/// One simulated APNs connection: the server side of HTTP/2 (RFC 9113), written for the simulator,
-/// on the bytes under TLS. It collects each stream's HEADERS and DATA, lets ``SimulatorCore`` decide,
-/// and writes the answer on the same stream. It also runs the per-connection behaviour: the GOAWAY
-/// fault, raising SETTINGS_MAX_CONCURRENT_STREAMS after the first authenticated request, and
-/// stream-concurrency accounting.
+/// One simulated APNs connection: the server end of an ``HTTP2Session`` on the bytes under TLS.
+/// It collects each stream's request from the session's events, lets ``SimulatorCore`` decide, and
+/// writes the answer on the same stream. The session enforces the protocol (the stream limit with
+/// REFUSED_STREAM above it, flow control, stream states, flood limits, the SETTINGS timeout); this
+/// handler runs what is APNs' alone: the GOAWAY, reset and delay faults, raising
+/// SETTINGS_MAX_CONCURRENT_STREAMS after the first authenticated request, and statistics.
 ///
 /// It shares the benchmark machine with the sender it measures, so it must be cheap: through NIO's
-/// `NIOHTTP2Handler` it cost a quarter of the sender's CPU (see ``HTTP2Wire`` for why). It keeps
-/// what a client can observe: the preface and SETTINGS exchange, the stream limit (REFUSED_STREAM
-/// above it), flow control both ways, PING, RST_STREAM, GOAWAY, CONTINUATION and padding, and
-/// GOAWAY + close for bad frames.
+/// `NIOHTTP2Handler` it cost a quarter of the sender's CPU (see ``HTTP2Wire`` for why).
 final class SimulatorConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -20,38 +18,30 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     private struct Stream {
         var headers: HPACKHeaders
         var body: ByteBuffer?
-        /// DATA payload bytes received, padding included (for flow control).
-        var received = 0
     }
 
     private let core: SimulatorCore
-    private var decoder = HPACKDecoder(allocator: ByteBufferAllocator(), maxDynamicTableSize: 4_096, maxHeaderListSize: 1 << 16)
-    private var reader = HTTP2FrameReader(server: true)
     /// Frames written during a read burst go out together at its end: one TLS record and one
     /// write(2) for many answers.
-    private var output = ByteBuffer()
+    private var session: HTTP2Session
     private var settingsSent = false
     private var failed = false
 
-    /// Open streams: those whose request or answer is not complete.
+    /// Streams whose request is being received or answered.
     private var streams: [UInt32: Stream] = [:]
-    private var highestStreamID: UInt32 = 0
     private var streamsSeen = 0
     private var maximumActiveStreams = 0
     private var streamLimit: Int
     private var raisedStreamLimit = false
-    /// Set once this connection sent GOAWAY: streams above it are ignored (not processed), as APNs does.
-    private var goAwayLastStreamID: UInt32?
-
-    private var outbound = HTTP2Outbound()
-    private var receiveCredit = HTTP2ReceiveCredit(streamWindow: receiveWindow)
-
-    /// The receive window granted to each stream and, once raised at start, to the connection.
-    private static let receiveWindow = 1 << 20
+    /// Set once this connection sent the GOAWAY fault.
+    private var sentGoAway = false
 
     init(core: SimulatorCore) {
         self.core = core
         self.streamLimit = core.configuration.startWithOneStream ? 1 : core.configuration.maximumConcurrentStreams
+        var configuration = HTTP2Session.Configuration()
+        configuration.maximumConcurrentStreams = streamLimit
+        session = HTTP2Session(role: .server, configuration: configuration)
     }
 
     // MARK: Connection
@@ -69,26 +59,28 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     private func sendSettings(context: ChannelHandlerContext) {
         guard !settingsSent else { return }
         settingsSent = true
-        HTTP2Wire.writeSettings(
-            [(.maxConcurrentStreams, streamLimit), (.initialWindowSize, Self.receiveWindow), (.maxHeaderListSize, 1 << 16)],
-            to: &output
-        )
-        HTTP2Wire.writeWindowUpdate(streamID: 0, increment: Self.receiveWindow - HTTP2Wire.defaultWindowSize, to: &output)
+        session.start(now: .now())
+        watchSettingsTimeout(context: context)
         flush(context: context)
+    }
+
+    /// The session keeps no clock: look again once the SETTINGS just sent should have been acknowledged.
+    private func watchSettingsTimeout(context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: session.configuration.settingsTimeout + .milliseconds(10)) {
+            let (handler, context) = loopBound.value
+            guard !handler.failed, let event = handler.session.checkTimeouts(now: .now()) else { return }
+            handler.handle(event, context: context)
+            handler.flush(context: context)
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed else { return }
-        reader.append(unwrapInboundIn(data))
-        do {
-            while !failed, let event = try reader.next() {
-                switch event {
-                case .headerBlock(let block): receiveHeaderBlock(block, context: context)
-                case .frame(let frame): handle(frame, context: context)
-                }
-            }
-        } catch {
-            connectionError(error, context: context)
+        session.receive(unwrapInboundIn(data))
+        let now = NIODeadline.now()
+        while !failed, let event = session.nextEvent(now: now) {
+            handle(event, context: context)
         }
     }
 
@@ -97,88 +89,43 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         context.fireChannelReadComplete()
     }
 
-    private func handle(_ frame: HTTP2Wire.Frame, context: ChannelHandlerContext) {
-        switch frame.type {
-        case .data:
-            receiveData(frame, context: context)
-        case .rstStream:
+    private func handle(_ event: HTTP2Session.Event, context: ChannelHandlerContext) {
+        switch event {
+        case .headers(let streamID, let headers, let endStream):
+            if streams[streamID] == nil {
+                // The session reports a peer's header block only on a stream it accepted; a second
+                // block on a known stream is trailers, which add nothing to a push.
+                streams[streamID] = Stream(headers: headers)
+                streamOpened(streamID, context: context)
+            }
+            if endStream { respond(streamID, context: context) }
+        case .data(let streamID, var data, let endStream):
+            guard streams[streamID] != nil else { return }
+            if streams[streamID]!.body == nil {
+                streams[streamID]!.body = data
+            } else {
+                streams[streamID]!.body!.writeBuffer(&data)
+            }
+            if endStream { respond(streamID, context: context) }
+        case .streamReset(let streamID, _), .streamError(let streamID, _):
             // A stream the client reset (e.g. its timeout) is forgotten, with any answer still queued.
-            streams.removeValue(forKey: frame.streamID)
-            outbound.close(frame.streamID)
-        case .settings:
-            // The header table size does not matter here: answers never use the dynamic table.
-            do { _ = try outbound.receiveSettings(frame, to: &output) } catch { connectionError(error, context: context) }
-        case .ping:
-            guard frame.streamID == 0, frame.payload.readableBytes == 8 else { return connectionError(.frameSizeError, context: context) }
-            if !frame.has(HTTP2Wire.Flag.ack) { HTTP2Wire.writePingAcknowledgement(frame.payload, to: &output) }
-        case .windowUpdate:
-            do { try outbound.receiveWindowUpdate(frame, to: &output) } catch { connectionError(error, context: context) }
-        case .pushPromise:
-            // Clients never push.
-            connectionError(.protocolError, context: context)
-        case .headers, .continuation, .priority, .goAway, nil:
-            // Header blocks come whole from the reader; priorities mean nothing here; a client's
-            // GOAWAY is followed by its close.
+            streams.removeValue(forKey: streamID)
+        case .connectionError:
+            connectionError(context: context)
+        case .settings, .goAway, .pingAcknowledged:
+            // A client's GOAWAY is followed by its close.
             break
         }
     }
 
-    private func receiveHeaderBlock(_ block: HTTP2FrameReader.HeaderBlock, context: ChannelHandlerContext) {
-        let streamID = block.streamID
-        guard streamID % 2 == 1 else { return connectionError(.protocolError, context: context) }  // client streams are odd
-        // A new stream is above every earlier one; a lower id not open is a closed stream.
-        let isNew = streams[streamID] == nil && streamID > highestStreamID
-        if isNew { highestStreamID = streamID }
-        var fragments = block.fragments
-        // Every block is decoded, even for a stream that is then ignored: HPACK state is per connection.
-        let headers: HPACKHeaders
-        do {
-            headers = try decoder.decodeHeaders(from: &fragments)
-        } catch {
-            return connectionError(.compressionError, context: context)
-        }
-        if isNew {
-            if let goAway = goAwayLastStreamID, streamID > goAway { return }
-            guard streams.count < streamLimit else {
-                HTTP2Wire.writeResetStream(streamID, code: .refusedStream, to: &output)
-                return
-            }
-            streams[streamID] = Stream(headers: headers)
-            streamOpened(streamID, context: context)
-        } else if streams[streamID] == nil {
-            return  // e.g. trailers of a stream already answered
-        }
-        if block.endStream { respond(streamID, context: context) }
-    }
-
-    private func receiveData(_ frame: HTTP2Wire.Frame, context: ChannelHandlerContext) {
-        guard frame.streamID != 0, var data = HTTP2Wire.content(of: frame) else {
-            return connectionError(.protocolError, context: context)
-        }
-        // Flow control counts the whole payload, padding included, even on streams we ignore.
-        let length = frame.payload.readableBytes
-        guard var stream = streams[frame.streamID] else {
-            return receiveCredit.received(length, streamID: frame.streamID, streamTotal: nil, to: &output)
-        }
-        stream.received += length
-        receiveCredit.received(length, streamID: frame.streamID, streamTotal: stream.received, to: &output)
-        if stream.body == nil {
-            stream.body = data
-        } else {
-            stream.body!.writeBuffer(&data)
-        }
-        streams[frame.streamID] = stream
-        if frame.has(HTTP2Wire.Flag.endStream) { respond(frame.streamID, context: context) }
-    }
-
-    /// Ends the connection after a protocol violation, as RFC 9113 §5.4.1 says: GOAWAY, then close.
+    /// Ends the connection after a protocol violation, as RFC 9113 §5.4.1 says: the session wrote
+    /// GOAWAY, then close.
     ///
     /// The close waits a moment while input is read and dropped: closing a socket with unread input
     /// makes TCP send a reset, which can overtake the GOAWAY and hide why the connection ended.
-    private func connectionError(_ code: HTTP2Wire.ErrorCode, context: ChannelHandlerContext) {
+    private func connectionError(context: ChannelHandlerContext) {
         guard !failed else { return }
         failed = true
-        HTTP2Wire.writeGoAway(lastStreamID: highestStreamID, code: code, to: &output)
         flush(context: context)
         let channel = context.channel
         context.eventLoop.scheduleTask(in: .milliseconds(100)) { channel.close(promise: nil) }
@@ -218,19 +165,13 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     private func write(_ reply: SimulatorReply, on streamID: UInt32, context: ChannelHandlerContext) {
         // The stream may have been reset by the client while a delayed answer waited.
         guard streams.removeValue(forKey: streamID) != nil, !failed, context.channel.isActive else { return }
-        var headers = reply.headers
         let body = reply.body ?? []
-        if !body.isEmpty { headers.append(("content-length", String(body.count))) }
-        var block = context.channel.allocator.buffer(capacity: 64)
-        ResponseHeaderBlock.write(status: reply.status, headers: headers, to: &block)
-        HTTP2Wire.writeHeaders(
-            block, streamID: streamID, endStream: body.isEmpty, maximumFrameSize: outbound.maximumFrameSize, to: &output
-        )
-        if !body.isEmpty {
-            // The window starts now: a client has no reason to widen it before the answer begins.
-            outbound.open(streamID)
-            outbound.send(context.channel.allocator.buffer(bytes: body), streamID: streamID, to: &output)
-        }
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(reply.headers.count + 2)
+        headers.add(name: ":status", value: String(reply.status))
+        for (name, value) in reply.headers { headers.add(name: name, value: value) }
+        if !body.isEmpty { headers.add(name: "content-length", value: String(body.count)) }
+        session.sendResponse(headers, body: body.isEmpty ? nil : context.channel.allocator.buffer(bytes: body), streamID: streamID)
     }
 
     // MARK: Per-connection behaviour
@@ -246,10 +187,10 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
             }
         }
         streamsSeen += 1
-        if let limit = core.configuration.goAwayAfterStreams, streamsSeen == limit, goAwayLastStreamID == nil, claimGoAway() {
+        if let limit = core.configuration.goAwayAfterStreams, streamsSeen == limit, !sentGoAway, claimGoAway() {
             // This stream is still answered; everything above it is not processed.
-            goAwayLastStreamID = streamID
-            HTTP2Wire.writeGoAway(lastStreamID: streamID, code: .noError, to: &output)
+            sentGoAway = true
+            session.sendGoAway(lastStreamID: streamID, code: .noError)
             // The client should close after draining; close anyway after a grace period, as APNs does.
             let channel = context.channel
             context.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
@@ -260,7 +201,8 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         guard core.configuration.startWithOneStream, !raisedStreamLimit else { return }
         raisedStreamLimit = true
         streamLimit = core.configuration.maximumConcurrentStreams
-        HTTP2Wire.writeSettings([(.maxConcurrentStreams, streamLimit)], to: &output)
+        session.setMaximumConcurrentStreams(streamLimit, now: .now())
+        watchSettingsTimeout(context: context)
     }
 
     private func claimGoAway() -> Bool {
@@ -273,8 +215,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     }
 
     private func flush(context: ChannelHandlerContext) {
-        guard output.readableBytes > 0 else { return }
-        context.writeAndFlush(wrapOutboundOut(output), promise: nil)
-        output = context.channel.allocator.buffer(capacity: 16_384)
+        guard session.hasOutput else { return }
+        context.writeAndFlush(wrapOutboundOut(session.takeOutput()), promise: nil)
     }
 }

@@ -154,6 +154,8 @@ struct SimulatorWireTests {
     func limitsAreEnforced() async throws {
         try await Self.withRawConnection(.init(useTLS: false, maximumConcurrentStreams: 1)) { simulator, connection in
             var bytes = ByteBuffer()
+            // The client's preface ends with SETTINGS (RFC 9113 §3.4); anything else first is refused.
+            HTTP2Wire.writeSettings([], to: &bytes)
             // Stream 1 stays open (its request has no END_STREAM yet), so stream 3 is one too many.
             HTTP2Wire.writeHeaders(
                 try connection.headerBlock(Self.statsRequest), streamID: 1, endStream: false, maximumFrameSize: 16_384, to: &bytes
