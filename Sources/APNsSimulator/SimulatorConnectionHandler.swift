@@ -69,7 +69,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.eventLoop.scheduleTask(in: session.configuration.settingsTimeout + .milliseconds(10)) {
             let (handler, context) = loopBound.value
-            guard !handler.failed, let event = handler.session.checkTimeouts(now: .now()) else { return }
+            guard !handler.failed, context.channel.isActive, let event = handler.session.checkTimeouts(now: .now()) else { return }
             handler.handle(event, context: context)
             handler.flush(context: context)
         }
@@ -165,13 +165,15 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     private func write(_ reply: SimulatorReply, on streamID: UInt32, context: ChannelHandlerContext) {
         // The stream may have been reset by the client while a delayed answer waited.
         guard streams.removeValue(forKey: streamID) != nil, !failed, context.channel.isActive else { return }
+        var headers = reply.headers
         let body = reply.body ?? []
-        var headers = HPACKHeaders()
-        headers.reserveCapacity(reply.headers.count + 2)
-        headers.add(name: ":status", value: String(reply.status))
-        for (name, value) in reply.headers { headers.add(name: name, value: value) }
-        if !body.isEmpty { headers.add(name: "content-length", value: String(body.count)) }
-        session.sendResponse(headers, body: body.isEmpty ? nil : context.channel.allocator.buffer(bytes: body), streamID: streamID)
+        if !body.isEmpty { headers.append(("content-length", String(body.count))) }
+        var block = context.channel.allocator.buffer(capacity: 64)
+        // Not NIO's encoder: see ResponseHeaderBlock for the measurement.
+        ResponseHeaderBlock.write(status: reply.status, headers: headers, to: &block)
+        session.sendResponse(
+            headerBlock: block, body: body.isEmpty ? nil : context.channel.allocator.buffer(bytes: body), streamID: streamID
+        )
     }
 
     // MARK: Per-connection behaviour
