@@ -18,6 +18,14 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     private struct Stream {
         var headers: HPACKHeaders
         var body: ByteBuffer?
+
+        mutating func append(_ data: inout ByteBuffer) {
+            if body == nil {
+                body = data
+            } else {
+                body!.writeBuffer(&data)
+            }
+        }
     }
 
     private let core: SimulatorCore
@@ -100,12 +108,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
             }
             if endStream { respond(streamID, context: context) }
         case .data(let streamID, var data, let endStream):
-            guard streams[streamID] != nil else { return }
-            if streams[streamID]!.body == nil {
-                streams[streamID]!.body = data
-            } else {
-                streams[streamID]!.body!.writeBuffer(&data)
-            }
+            streams[streamID]?.append(&data)
             if endStream { respond(streamID, context: context) }
         case .streamReset(let streamID, _), .streamError(let streamID, _):
             // A stream the client reset (e.g. its timeout) is forgotten, with any answer still queued.

@@ -97,7 +97,7 @@ package struct HTTP2Session {
     private var decoder: HPACKDecoder
     private var encoder = HPACKEncoder(allocator: ByteBufferAllocator(), useHuffmanEncoding: false)
     /// Bytes to write, taken by the caller with ``takeOutput()``.
-    private var output = ByteBuffer()
+    private var output = Self.outputAllocator.buffer(capacity: 16_384)
 
     private var streams: [UInt32: Stream] = [:]
     private var waiting: [Waiting] = []
@@ -166,9 +166,12 @@ package struct HTTP2Session {
             connectionReceiveWindow += connectionUnacknowledged
             connectionUnacknowledged = 0
         }
-        defer { output = ByteBuffer() }
+        defer { output = Self.outputAllocator.buffer(capacity: 16_384) }
         return output
     }
+
+    /// A burst of answers fits without growing the buffer frame by frame.
+    private static let outputAllocator = ByteBufferAllocator()
 
     /// Connection credit goes back in useful amounts rather than a WINDOW_UPDATE per frame.
     private static let connectionCreditStep = 16_384

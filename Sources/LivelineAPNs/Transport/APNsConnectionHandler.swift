@@ -18,6 +18,14 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         var status: Int?
         var headers = HPACKHeaders()
         var body: ByteBuffer?
+
+        mutating func append(_ data: inout ByteBuffer) {
+            if body == nil {
+                body = data
+            } else {
+                body!.writeBuffer(&data)
+            }
+        }
     }
 
     /// Set right after creation; cleared when the handler goes, to break the reference cycle.
@@ -202,13 +210,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             }
             if endStream { complete(streamID) }
         case .data(let streamID, var data, let endStream):
-            if data.readableBytes > 0, inFlight[streamID] != nil {
-                if inFlight[streamID]!.body == nil {
-                    inFlight[streamID]!.body = data
-                } else {
-                    inFlight[streamID]!.body!.writeBuffer(&data)
-                }
-            }
+            if data.readableBytes > 0 { inFlight[streamID]?.append(&data) }
             if endStream { complete(streamID) }
         case .streamReset(let streamID, let code), .streamError(let streamID, let code):
             fail(streamID, resetCode: code)
