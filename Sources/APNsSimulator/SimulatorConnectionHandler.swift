@@ -49,6 +49,9 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         self.streamLimit = core.configuration.startWithOneStream ? 1 : core.configuration.maximumConcurrentStreams
         var configuration = HTTP2Session.Configuration()
         configuration.maximumConcurrentStreams = streamLimit
+        // Pushes are at most a few KiB; a stream's body is held whole until it ends, so one stream
+        // window (1 MiB) is all a client may send on it.
+        configuration.maximumStreamData = configuration.receiveWindow
         session = HTTP2Session(role: .server, configuration: configuration)
     }
 

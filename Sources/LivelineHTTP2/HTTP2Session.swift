@@ -26,6 +26,10 @@ package struct HTTP2Session {
     package struct Configuration: Sendable {
         /// The receive window offered for each stream and, from the start, for the connection.
         package var receiveWindow = 1 << 20
+        /// The most DATA one stream may carry, padding included, or `nil` for no limit. A stream's
+        /// window is only widened up to it, so a peer that sends more breaks flow control
+        /// (FLOW_CONTROL_ERROR on that stream) rather than growing the body a handler buffers.
+        package var maximumStreamData: Int?
         /// SETTINGS_MAX_CONCURRENT_STREAMS this endpoint advertises and enforces on the peer's streams.
         package var maximumConcurrentStreams = 100
         /// SETTINGS_MAX_HEADER_LIST_SIZE, also the HPACK decoder's limit.
@@ -70,6 +74,8 @@ package struct HTTP2Session {
     private struct Stream {
         var sendWindow: Int
         var receiveWindow: Int
+        /// DATA received on the stream so far, padding included.
+        var received = 0
         /// END_STREAM written by this endpoint, or about to be with a body already queued.
         var localClosed = false
         var bodyQueued = false
@@ -331,12 +337,14 @@ package struct HTTP2Session {
         case .windowUpdate: return receiveWindowUpdate(frame)
         case .priority:
             guard frame.streamID != 0 else { return connectionError(.protocolError) }
-            guard frame.payload.readableBytes == 5 else {
-                // RST_STREAM may not be sent on an idle stream of our own (§5.1).
-                if isIdle(frame.streamID) && !isPeerInitiated(frame.streamID) { return connectionError(.frameSizeError) }
-                return streamError(frame.streamID, .frameSizeError)
-            }
-            return nil  // priorities mean nothing here; allowed on any stream, even idle (§5.1)
+            let dependency = frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt32.self).map { $0 & 0x7FFF_FFFF }
+            // A wrong length, or a stream depending on itself (§5.3.1), is a stream error.
+            let code: HTTP2Wire.ErrorCode? =
+                frame.payload.readableBytes != 5 ? .frameSizeError : dependency == frame.streamID ? .protocolError : nil
+            guard let code else { return nil }  // priorities mean nothing here; allowed even on idle streams
+            // RST_STREAM may not be sent on an idle stream of our own (§5.1).
+            if isIdle(frame.streamID) && !isPeerInitiated(frame.streamID) { return connectionError(code) }
+            return streamError(frame.streamID, code)
         case .pushPromise:
             // The client disabled push; a client never pushes.
             return connectionError(.protocolError)
@@ -469,6 +477,7 @@ package struct HTTP2Session {
         }
         if stream.remoteClosed { return streamError(streamID, .streamClosed) }
         stream.receiveWindow -= length
+        stream.received += length
         guard stream.receiveWindow >= 0 else { return streamError(streamID, .flowControlError) }
         let endStream = frame.has(HTTP2Wire.Flag.endStream)
         if endStream {
@@ -485,8 +494,14 @@ package struct HTTP2Session {
             stream.remoteClosed = true
         } else if stream.receiveWindow <= configuration.receiveWindow / 2 {
             // Half the window used: widen it again, so a body never waits and small ones cost nothing.
-            HTTP2Wire.writeWindowUpdate(streamID: streamID, increment: configuration.receiveWindow - stream.receiveWindow, to: &output)
-            stream.receiveWindow = configuration.receiveWindow
+            var increment = configuration.receiveWindow - stream.receiveWindow
+            if let limit = configuration.maximumStreamData {
+                increment = min(increment, limit - stream.received - stream.receiveWindow)
+            }
+            if increment > 0 {
+                HTTP2Wire.writeWindowUpdate(streamID: streamID, increment: increment, to: &output)
+                stream.receiveWindow += increment
+            }
         }
         streams[streamID] = stream
         return .data(streamID: streamID, data, endStream: endStream)

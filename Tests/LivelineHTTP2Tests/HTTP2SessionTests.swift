@@ -22,6 +22,26 @@ struct HTTP2SessionTests {
         #expect(!peer.session.isClosed)
     }
 
+    @Test("a stream's window is widened only up to its data limit; DATA beyond is FLOW_CONTROL_ERROR", arguments: [nil, 1_000])
+    func streamDataLimit(limit: Int?) {
+        var peer = H(role: .server) {
+            $0.receiveWindow = 1_000
+            $0.maximumStreamData = limit
+        }
+        #expect(peer.feed(peer.headers(1, endStream: false)) == ["headers 1"])
+        #expect(peer.feed(H.data(1, length: 600, endStream: false)) == ["data 1 600"])
+        let widened = peer.written.contains { $0.type == .windowUpdate && $0.streamID == 1 }
+        let events = peer.feed(H.data(1, length: 500, endStream: true))
+        if limit == nil {
+            #expect(widened)
+            #expect(events == ["data 1 500 end"])
+        } else {
+            #expect(!widened)
+            #expect(events == ["streamError 1 flowControlError"])
+            #expect(peer.errorsWritten == ["rst 1 flowControlError"])
+        }
+    }
+
     @Test("DATA past the connection's receive window is a connection error FLOW_CONTROL_ERROR")
     func connectionWindowOverrun() {
         var peer = H(role: .server) { $0.receiveWindow = 65_535 }
@@ -140,6 +160,18 @@ struct HTTP2SessionTests {
     func evenStreamAtServer() {
         var peer = H(role: .server)
         #expect(peer.feed(peer.headers(2, endStream: true)) == ["connectionError protocolError"])
+    }
+
+    @Test("PRIORITY of the wrong length or on a stream depending on itself is a stream error; otherwise ignored, even on idle streams")
+    func priority() {
+        var peer = H(role: .server)
+        #expect(peer.feed(H.frame(.priority, streamID: 9, payload: [0, 0, 0, 1, 16])).isEmpty)
+        #expect(peer.errorsWritten.isEmpty)
+        #expect(peer.feed(peer.headers(1, endStream: false)) == ["headers 1"])
+        #expect(peer.feed(H.frame(.priority, streamID: 1, payload: [0, 0, 0, 1, 16])) == ["streamError 1 protocolError"])
+        #expect(peer.feed(H.frame(.priority, streamID: 3, payload: [0, 0, 0, 1])).isEmpty)
+        #expect(peer.errorsWritten == ["rst 1 protocolError", "rst 3 frameSizeError"])
+        #expect(peer.feed(peer.headers(11, endStream: true)) == ["headers 11 end"])
     }
 
     // MARK: Floods
