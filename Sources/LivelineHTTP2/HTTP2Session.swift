@@ -39,7 +39,7 @@ package struct HTTP2Session {
         package var maximumContinuationFrames = 64
         /// How long the peer may take to acknowledge our SETTINGS (§6.5.3).
         package var settingsTimeout = TimeAmount.seconds(10)
-        /// RST_STREAM frames from the peer (nghttp2's defaults: 1,000 at once, 33 a second).
+        /// RST_STREAM frames from a client, at a server (nghttp2's defaults: 1,000 at once, 33 a second).
         package var resetLimit = HTTP2RateLimit(burst: 1_000, perSecond: 33)
         package var settingsLimit = HTTP2RateLimit(burst: 100, perSecond: 10)
         package var pingLimit = HTTP2RateLimit(burst: 100, perSecond: 10)
@@ -514,8 +514,10 @@ package struct HTTP2Session {
             return connectionError(.frameSizeError)
         }
         if isIdle(frame.streamID) { return connectionError(.protocolError) }
-        // Counted whatever the stream: resetting streams it opened is the rapid-reset attack.
-        guard resetLimit.take(now: now) else { return connectionError(.enhanceYourCalm) }
+        // Counted whatever the stream: a client opening and resetting streams is the rapid-reset
+        // attack. A server resetting a client's streams costs the client nothing (APNs refuses
+        // streams in bursts when it lowers its limit), so only a server counts.
+        if role == .server, !resetLimit.take(now: now) { return connectionError(.enhanceYourCalm) }
         guard streams[frame.streamID] != nil else { return nil }
         remove(frame.streamID, as: .resetByPeer)
         return .streamReset(streamID: frame.streamID, HTTP2Wire.ErrorCode(rawValue: raw) ?? .internalError)

@@ -195,6 +195,16 @@ struct HTTP2SessionTests {
         #expect(peer.errorsWritten == ["goaway enhanceYourCalm"])
     }
 
+    @Test("a client does not count the server's resets: refusing streams in bursts is how APNs lowers its limit")
+    func resetsAtClient() throws {
+        var peer = H(role: .client) { $0.resetLimit = HTTP2RateLimit(burst: 2, perSecond: 1) }
+        for _ in 0..<5 {
+            let streamID = try peer.session.sendRequest(HPACKHeaders([(":method", "POST")]), body: nil)
+            #expect(peer.feed(H.reset(streamID, code: .refusedStream)) == ["reset \(streamID) refusedStream"])
+        }
+        #expect(!peer.session.isClosed)
+    }
+
     @Test("too many SETTINGS in a window end the connection with ENHANCE_YOUR_CALM")
     func settingsFlood() {
         var peer = H(role: .server) { $0.settingsLimit = HTTP2RateLimit(burst: 5, perSecond: 1) }
