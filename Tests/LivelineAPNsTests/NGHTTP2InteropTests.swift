@@ -69,8 +69,11 @@ struct NGHTTP2InteropTests {
         var port = 0
         for _ in 0..<10 {
             port = Int.random(in: 20_000...60_000)
+            // Also: padding on every frame, trailers after each body, 5 streams at most, and a
+            // 256-byte header table the client's encoder must shrink to.
             let process = try Tool.start(nghttpd, [
-                "--address=127.0.0.1", "--echo-upload", "--window-bits=14", "--connection-window-bits=15", "\(port)", keyFile,
+                "--address=127.0.0.1", "--echo-upload", "--window-bits=14", "--connection-window-bits=15", "--padding=255",
+                "--trailer=x-echo: done", "--max-concurrent-streams=5", "--header-table-size=256", "\(port)", keyFile,
                 certificateFile,
             ])
             if await Tool.waitForListener(port: port, process: process) {
