@@ -32,30 +32,25 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     let configuration: AMQPConfiguration
     private let logger: Logger
 
+    typealias Machine = ConnectionStateMachine<ContinuousClock, PendingPublish, ConsumerRecord>
+
     // Owner-thread state.
+    private let clock = ContinuousClock()
+    /// Decides what happens to the connection; this class does the I/O it asks for.
+    private var machine: Machine
+    /// Whether the close request in the mailbox was handed to the machine.
+    private var closeTaken = false
     private var connection: amqp_connection_state_t?
     private var generation: UInt64 = 0
     private let arena = CArena()
     /// Frames of the publishes going out in one write; plain TCP only (see ``PublishFrames``).
     private var publishFrames: PublishFrames?
-    private var confirms = ConfirmTracker<PendingPublish>()
-    private var returned: [UInt64: AMQPError] = [:]
-    private var waiting: [PendingPublish] = []
-    private var waitingHead = 0
-    private var consumers: [UInt64: ConsumerRecord] = [:]
     private var consumerByChannel: [UInt16: UInt64] = [:]
-    private var topologies: [AMQPTopology] = []
     private var assembling: [UInt16: ContentAssembly] = [:]
-    private var blocked = false {
-        didSet { if blocked != oldValue { mailbox.withLock { [blocked] in $0.blocked = blocked } } }
-    }
     private var controlChannelOpen = false
     private var nextChannel: UInt16 = 3
-    private var lastInbound = ContinuousClock.now
     private var socketWritable = true
-    /// Which of ``AMQPConfiguration/brokers`` the connection uses or tries next.
-    private var brokerIndex = 0
-    private var broker: AMQPConfiguration.Broker { configuration.brokers[brokerIndex] }
+    private var broker: AMQPConfiguration.Broker { configuration.brokers[machine.broker] }
 
     init(configuration: AMQPConfiguration, logger: Logger) throws(AMQPError) {
         guard !configuration.brokers.isEmpty else { throw AMQPError(.invalidArgument, "no broker to connect to") }
@@ -67,6 +62,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         logger[AMQPLogKey.connection] = "\(configuration.connectionName)"
         logger[AMQPLogKey.broker] = "\(configuration.brokers.map(\.description).joined(separator: ","))"
         self.logger = logger
+        self.machine = Machine(settings: .init(configuration), now: clock.now)
     }
 
     deinit {
@@ -153,52 +149,116 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         }
     }
 
-    private func setState(_ state: AMQPConnectionState, reconnected: Bool = false) {
+    /// Shows the machine's state to other threads.
+    private func publishState() {
+        let (state, reconnects, blocked) = (machine.publicState, machine.reconnects, machine.isBlocked)
         mailbox.withLock { box in
             box.state = state
-            if reconnected { box.reconnects += 1 }
+            box.reconnects = reconnects
+            box.blocked = blocked
         }
     }
 
     // MARK: - Owner thread
 
     private func run() {
-        do {
-            try establishWithAnyBroker()
-            setState(.connected)
-            logger.info("AMQP connected", metadata: AMQPLogKey.metadata([.connectedTo: "\(broker)"]))
-            mailbox.withLock { $0.startup.take() }?.resume()
-        } catch {
-            logger.warning("AMQP connect failed", metadata: AMQPLogKey.metadata([.error: "\(error)"]))
-            let startup = mailbox.withLock { box in
-                box.finished = true
-                box.state = .closed
-                return box.startup.take()
-            }
-            startup?.resume(throwing: error)
-            return
-        }
-
-        var closeDeadline: ContinuousClock.Instant? = nil
-        while true {
-            let (closing, grace) = mailbox.withLock { ($0.closeRequested, $0.closeGrace) }
-            if closing {
-                if closeDeadline == nil { closeDeadline = .now + grace }
-                let drained = confirms.count == 0 && waitingHead == waiting.count
-                if connection == nil || drained || ContinuousClock.now >= closeDeadline! {
-                    finish()
-                    return
-                }
-            }
-            if connection == nil {
-                reconnect()
+        perform(machine.start(now: clock.now))
+        while !machine.isClosed {
+            if !closeTaken, let grace = mailbox.withLock({ $0.closeRequested ? $0.closeGrace : nil }) {
+                closeTaken = true
+                perform(machine.closeRequested(grace: grace, now: clock.now))
                 continue
             }
             do {
-                try serviceOnce(closing: closing)
+                try serviceOnce(closing: machine.isClosing)
             } catch {
-                connectionLost(error)
+                perform(machine.connectionLost(error, now: clock.now))
+                continue
             }
+            perform(machine.tick(now: clock.now))
+        }
+    }
+
+    /// Runs the I/O an action asks for, reporting each outcome back to the machine, until the
+    /// machine wants nothing more.
+    private func perform(_ first: Machine.Action) {
+        var action = first
+        while true {
+            switch action {
+            case .none:
+                return
+            case .connect(let index):
+                let target = configuration.brokers[index]
+                do {
+                    try establish(target)
+                    action = machine.connectionEstablished(now: clock.now)
+                } catch {
+                    action = machine.connectFailed(error, now: clock.now)
+                    logConnectFailure(error, broker: target, next: action)
+                }
+            case .restore(let restore):
+                let attempts: Int
+                if case .reconnecting(_, let attempt, _) = machine.state { attempts = attempt + 1 } else { attempts = 1 }
+                do {
+                    for topology in restore.topologies { try declareOnWire(topology) }
+                    for record in restore.consumers where record.active { try subscribe(record) }
+                } catch {
+                    let target = broker
+                    dropConnection()
+                    action = machine.connectFailed(error, now: clock.now)
+                    logConnectFailure(error, broker: target, next: action)
+                    continue
+                }
+                action = machine.restored(now: clock.now)
+                publishState()
+                if restore.reconnected {
+                    logger.info(
+                        "AMQP reconnected",
+                        metadata: AMQPLogKey.metadata([.attempts: "\(attempts)", .connectedTo: "\(broker)"]))
+                } else {
+                    logger.info("AMQP connected", metadata: AMQPLogKey.metadata([.connectedTo: "\(broker)"]))
+                    mailbox.withLock { $0.startup.take() }?.resume()
+                }
+            case .reconnect(let plan):
+                if let error = plan.dropping {
+                    logger.warning("AMQP connection lost; reconnecting", metadata: AMQPLogKey.metadata([.error: "\(error)"]))
+                    dropConnection()
+                }
+                publishState()
+                if waitInterruptibly(plan.after) {
+                    action = machine.backoffElapsed(now: clock.now)
+                } else {
+                    closeTaken = true
+                    let grace = mailbox.withLock { $0.closeGrace }
+                    action = machine.closeRequested(grace: grace, now: clock.now)
+                }
+            case .sendHeartbeat:
+                do {
+                    try sendHeartbeat()
+                    action = .none
+                } catch {
+                    action = machine.connectionLost(error, now: clock.now)
+                }
+            case .finish(let finish):
+                finishConnection(finish)
+                return
+            }
+        }
+    }
+
+    private func logConnectFailure(_ error: AMQPError, broker: AMQPConfiguration.Broker, next: Machine.Action) {
+        switch next {
+        case .connect:
+            logger.warning(
+                "AMQP broker unreachable; trying the next",
+                metadata: AMQPLogKey.metadata([.connectedTo: "\(broker)", .error: "\(error)"]))
+        case .reconnect:
+            guard case .reconnecting(_, let attempt, _) = machine.state else { return }
+            logger.warning(
+                "AMQP reconnect failed",
+                metadata: AMQPLogKey.metadata([.attempt: "\(attempt)", .connectedTo: "\(broker)", .error: "\(error)"]))
+        default:
+            logger.warning("AMQP connect failed", metadata: AMQPLogKey.metadata([.error: "\(error)"]))
         }
     }
 
@@ -212,31 +272,24 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         for command in commands {
             try execute(command)
         }
-        for record in consumers.values where record.coalescer.hasPending {
+        for record in machine.consumers where record.coalescer.hasPending {
             try flushAcks(record, force: false)
         }
         try sendWaitingPublishes()
         let framesRead = try readFrames()
-        for record in consumers.values where record.finishPending && amqp_frames_enqueued(connection) == 0 {
+        for record in machine.consumers where record.finishPending && amqp_frames_enqueued(connection) == 0 {
             record.finishPending = false
             record.deliveries.finish()
         }
         amqp_maybe_release_buffers(connection)
-        try checkHeartbeat()
 
-        if commands.isEmpty && framesRead == 0 && !canSendMore {
-            sleep(wantWritable: hasWaitingPublishes && !socketWritable, closing: closing)
+        if commands.isEmpty && framesRead == 0 && !(machine.canPublish && socketWritable) {
+            sleep(wantWritable: machine.hasWaitingPublishes && !socketWritable, closing: closing)
         }
     }
 
-    private var hasWaitingPublishes: Bool { waitingHead < waiting.count }
-
     private var hasUnsettledDeliveries: Bool {
-        consumers.values.contains { $0.channel != 0 && $0.lastDeliveredTag >= $0.coalescer.settledBelow }
-    }
-
-    private var canSendMore: Bool {
-        hasWaitingPublishes && !blocked && socketWritable && confirms.count < configuration.maxUnconfirmedPublishes
+        machine.consumers.contains { $0.channel != 0 && $0.lastDeliveredTag >= $0.coalescer.settledBelow }
     }
 
     private func sleep(wantWritable: Bool, closing: Bool) {
@@ -266,52 +319,33 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             var value: UInt64 = 0
             _ = read(wakeFD, &value, 8)
         }
-        if fds[1].revents & Int16(POLLIN) != 0 { lastInbound = .now }
+        if fds[1].revents & Int16(POLLIN) != 0 { machine.inboundActivity(now: clock.now) }
         if fds[1].revents & Int16(POLLOUT) != 0 { socketWritable = true }
     }
 
-    private func checkHeartbeat() throws(AMQPError) {
-        guard configuration.heartbeat > .zero else { return }
-        let silence = ContinuousClock.now - lastInbound
-        if silence > configuration.heartbeat * 2 {
-            throw AMQPError(
-                .heartbeatTimeout,
-                "no data from the broker for \(Int(silence.seconds)) s (heartbeat \(Int(configuration.heartbeat.seconds)) s)")
-        }
+    private func sendHeartbeat() throws(AMQPError) {
+        guard let connection else { return }
+        // A broker that reads nothing needs no heartbeat, and a blocking send would stall the
+        // thread that is to notice its silence.
+        var probe = pollfd(fd: amqp_get_sockfd(connection), events: Int16(POLLOUT), revents: 0)
+        guard poll(&probe, 1, 0) > 0, probe.revents & Int16(POLLOUT) != 0 else { return }
+        var frame = amqp_frame_t()
+        frame.frame_type = UInt8(AMQP_FRAME_HEARTBEAT)
+        frame.channel = 0
+        try checkStatus(amqp_send_frame(connection, &frame))
     }
 
     // MARK: Connecting
 
-    /// The first connection tries each broker once, in order, and fails with the last one's
-    /// error; the caller decides whether to try again later.
-    private func establishWithAnyBroker() throws(AMQPError) {
-        var attempts = 0
-        while true {
-            do {
-                return try establish()
-            } catch {
-                attempts += 1
-                guard attempts < configuration.brokers.count else { throw error }
-                logger.warning(
-                    "AMQP broker unreachable; trying the next",
-                    metadata: AMQPLogKey.metadata([.connectedTo: "\(broker)", .error: "\(error)"]))
-                moveToNextBroker()
-            }
-        }
-    }
-
-    /// A broker that failed or was lost is tried again only after the others.
-    private func moveToNextBroker() {
-        brokerIndex = (brokerIndex + 1) % configuration.brokers.count
-    }
-
-    private func establish() throws(AMQPError) {
+    /// Opens a connection to `broker`: socket, login, publisher channel in confirm mode and
+    /// the control channel.
+    private func establish(_ broker: AMQPConfiguration.Broker) throws(AMQPError) {
         guard let connection = amqp_new_connection() else {
             throw AMQPError(.connectionFailed, "rabbitmq-c could not allocate a connection")
         }
         self.connection = connection
         do {
-            try openSocket(connection)
+            try openSocket(connection, broker)
             try login(connection)
             amqp_channel_open(connection, Self.publisherChannel)
             try check(reply: amqp_get_rpc_reply(connection), channel: Self.publisherChannel, "channel.open")
@@ -320,19 +354,14 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             try openControlChannel()
             generation += 1
             nextChannel = 3
-            lastInbound = .now
             socketWritable = true
-            for topology in topologies { try declareOnWire(topology) }
-            for record in consumers.values where record.active { try subscribe(record) }
         } catch {
-            amqp_destroy_connection(connection)
-            self.connection = nil
-            controlChannelOpen = false
+            dropConnection()
             throw error
         }
     }
 
-    private func openSocket(_ connection: amqp_connection_state_t) throws(AMQPError) {
+    private func openSocket(_ connection: amqp_connection_state_t, _ broker: AMQPConfiguration.Broker) throws(AMQPError) {
         let socket: OpaquePointer?
         if let tls = configuration.tls {
             socket = amqp_ssl_socket_new(connection)
@@ -413,30 +442,6 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         controlChannelOpen = true
     }
 
-    private func reconnect() {
-        var attempt = 0
-        while true {
-            if mailbox.withLock({ $0.closeRequested }) { return }
-            let delay = configuration.reconnect.delay(attempt: attempt)
-            if !waitInterruptibly(delay) { return }
-            do {
-                try establish()
-                setState(.connected, reconnected: true)
-                logger.info(
-                    "AMQP reconnected",
-                    metadata: AMQPLogKey.metadata([.attempts: "\(attempt + 1)", .connectedTo: "\(broker)"]))
-                return
-            } catch {
-                attempt += 1
-                setState(.reconnecting(attempt: attempt, lastError: error.description))
-                logger.warning(
-                    "AMQP reconnect failed",
-                    metadata: AMQPLogKey.metadata([.attempt: "\(attempt)", .connectedTo: "\(broker)", .error: "\(error)"]))
-                moveToNextBroker()
-            }
-        }
-    }
-
     /// Sleeps for `delay` unless close is requested first (returns false then).
     private func waitInterruptibly(_ delay: Duration) -> Bool {
         let deadline = ContinuousClock.now + delay
@@ -453,35 +458,27 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         return !mailbox.withLock { $0.closeRequested }
     }
 
-    private func connectionLost(_ error: AMQPError) {
-        logger.warning("AMQP connection lost; reconnecting", metadata: AMQPLogKey.metadata([.error: "\(error)"]))
+    /// Frees a broken connection and forgets everything tied to it; the machine keeps what
+    /// must survive (unconfirmed publishes, consumers, topologies).
+    private func dropConnection() {
         if let connection {
             amqp_destroy_connection(connection)
         }
         connection = nil
         publishFrames = nil
         controlChannelOpen = false
-        blocked = false
         assembling.removeAll()
-        returned.removeAll()
         consumerByChannel.removeAll()
-        // Unconfirmed publishes go out again first, in their original order.
-        let unconfirmed = confirms.reset()
-        waiting = unconfirmed + waiting[waitingHead...]
-        waitingHead = 0
-        for record in consumers.values {
+        for record in machine.consumers {
             record.coalescer = AckCoalescer()
             record.lastDeliveredTag = 0
             record.channel = 0
         }
-        // The lost broker may be down or cut off from its cluster: the next one is likelier up.
-        moveToNextBroker()
-        setState(.reconnecting(attempt: 0, lastError: error.description))
     }
 
     /// Closes for good: every waiter is answered, every consumer sequence ends.
-    private func finish() {
-        if let connection {
+    private func finishConnection(_ finish: Machine.Finish) {
+        if let connection, finish.farewell == .close {
             // Acks made just before close() may still be in the mailbox: send them, or the
             // broker would redeliver work that was done.
             let pending = mailbox.withLock { box -> [Settlement] in
@@ -493,22 +490,28 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
                 }
                 return settlements
             }
-            for settlement in pending { try? apply(settlement) }
-            for record in consumers.values where record.coalescer.hasPending { try? flushAcks(record) }
+            for settlement in pending { try? apply(settlement, consumers: finish.consumers) }
+            for record in finish.consumers where record.coalescer.hasPending { try? flushAcks(record) }
             _ = amqp_connection_close(connection, Int32(AMQP_REPLY_SUCCESS))
-            amqp_destroy_connection(connection)
-            self.connection = nil
+        }
+        dropConnection()
+        if let error = finish.startupError {
+            logger.warning("AMQP connect failed", metadata: AMQPLogKey.metadata([.error: "\(error)"]))
+            let startup = mailbox.withLock { box in
+                box.finished = true
+                box.state = .closed
+                return box.startup.take()
+            }
+            startup?.resume(throwing: error)
+            return
         }
         let closed = AMQPError(.connectionClosed, "the connection was closed before the broker confirmed")
-        for pending in confirms.reset() { pending.completion.settle(index: pending.index, error: closed) }
-        for pending in waiting[waitingHead...] { pending.completion.settle(index: pending.index, error: closed) }
-        waiting.removeAll()
-        waitingHead = 0
-        for record in consumers.values { record.deliveries.finish() }
-        consumers.removeAll()
+        for pending in finish.failing { pending.completion.settle(index: pending.index, error: closed) }
+        for record in finish.consumers { record.deliveries.finish() }
         let (commands, waiters) = mailbox.withLock { box in
             box.finished = true
             box.state = .closed
+            box.blocked = false
             defer {
                 box.commands.removeAll()
                 box.closeWaiters.removeAll()
@@ -525,13 +528,13 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     private func execute(_ command: Command) throws(AMQPError) {
         switch command {
         case .publish(let pending):
-            waiting.append(contentsOf: pending)
+            machine.enqueue(pending)
         case .settle(let settlement):
             try apply(settlement)
         case .declare(let topology, let continuation):
             do {
                 try declareOnWire(topology)
-                topologies.append(topology)
+                machine.topologyDeclared(topology)
                 continuation.resume()
             } catch {
                 continuation.resume(throwing: error)
@@ -540,7 +543,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         case .consume(let record, let continuation):
             do {
                 try subscribe(record)
-                consumers[record.id] = record
+                machine.consumerRegistered(id: record.id, record)
                 continuation.resume()
             } catch {
                 record.deliveries.finish(throwing: error)
@@ -549,7 +552,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             }
         case .cancelConsumer(let id, let closeChannel, let continuation):
             defer { continuation.resume() }
-            guard let record = consumers[id] else { return }
+            guard let record = machine.consumer(id: id) else { return }
             try cancel(record, closeChannel: closeChannel)
         case .queueOperation(let operation, let continuation):
             do {
@@ -608,20 +611,12 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         case .deleteQueue(let queue):
             let ok = amqp_queue_delete(connection, channel, arena.bytes(queue), 0, 0)
             try check(reply: amqp_get_rpc_reply(connection), channel: channel, "delete queue \(queue)")
-            // Forget its bindings too, or the next reconnect would try to bind a queue
-            // that no longer exists and fail.
-            for index in topologies.indices {
-                topologies[index].queues.removeAll { $0.name == queue }
-                topologies[index].bindings.removeAll { $0.queue == queue }
-            }
+            machine.queueDeleted(queue)
             return Int(ok?.pointee.message_count ?? 0)
         case .deleteExchange(let exchange):
             amqp_exchange_delete(connection, channel, arena.bytes(exchange), 0)
             try check(reply: amqp_get_rpc_reply(connection), channel: channel, "delete exchange \(exchange)")
-            for index in topologies.indices {
-                topologies[index].exchanges.removeAll { $0.name == exchange }
-                topologies[index].bindings.removeAll { $0.exchange == exchange }
-            }
+            machine.exchangeDeleted(exchange)
             return 0
         }
     }
@@ -647,12 +642,12 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     private func cancel(_ record: ConsumerRecord, closeChannel: Bool) throws(AMQPError) {
         record.active = false
         guard let connection, record.channel != 0 else {
-            consumers[record.id] = nil
+            machine.consumerRemoved(id: record.id)
             record.deliveries.finish()
             return
         }
         if closeChannel {
-            consumers[record.id] = nil
+            machine.consumerRemoved(id: record.id)
             consumerByChannel[record.channel] = nil
             try flushAcks(record)
             let reply = amqp_channel_close(connection, record.channel, Int32(AMQP_REPLY_SUCCESS))
@@ -669,9 +664,10 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         }
     }
 
-    private func apply(_ settlement: Settlement) throws(AMQPError) {
+    private func apply(_ settlement: Settlement, consumers: [ConsumerRecord]? = nil) throws(AMQPError) {
         guard let connection, settlement.generation == generation,
-            let id = consumerByChannel[settlement.channel], let record = consumers[id]
+            let id = consumerByChannel[settlement.channel],
+            let record = consumers?.first(where: { $0.id == id }) ?? machine.consumer(id: id)
         else { return }  // from before a reconnect: the broker requeued it already
         let tag = settlement.tag
         let channel = settlement.channel
@@ -705,9 +701,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     // MARK: Publishing
 
     private func sendWaitingPublishes() throws(AMQPError) {
-        guard let connection, hasWaitingPublishes, !blocked else { return }
-        let limit = configuration.maxUnconfirmedPublishes
-        guard confirms.count < limit else { return }
+        guard let connection, machine.canPublish else { return }
         // A frozen broker stops reading; never block inside a send that heartbeats can't
         // interrupt. Only write while the socket has room.
         var probe = pollfd(fd: amqp_get_sockfd(connection), events: Int16(POLLOUT), revents: 0)
@@ -716,21 +710,12 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         guard socketWritable else { return }
         var budget = 256 * 1024
         let frames = configuration.tls == nil ? framesBuffer(connection) : nil
-        while waitingHead < waiting.count, confirms.count < limit, budget > 0 {
-            let pending = waiting[waitingHead]
-            waitingHead += 1
+        while budget > 0, let (_, pending) = machine.nextPublish() {
             budget -= pending.message.body.count + 256
             try publishOnWire(pending, connection, into: frames)
         }
         if let frames, !frames.isEmpty {
             try frames.send(to: amqp_get_sockfd(connection), timeout: sendTimeout)
-        }
-        if waitingHead == waiting.count {
-            waiting.removeAll(keepingCapacity: true)
-            waitingHead = 0
-        } else if waitingHead > 8192 {
-            waiting.removeFirst(waitingHead)
-            waitingHead = 0
         }
     }
 
@@ -752,7 +737,6 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         _ pending: PendingPublish, _ connection: amqp_connection_state_t, into frames: PublishFrames?
     ) throws(AMQPError) {
         let message = pending.message
-        _ = confirms.register(pending)
         arena.reset()
         defer { arena.reset() }
         var properties = arena.properties(message.properties)
@@ -790,7 +774,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             count += 1
             try handle(frame)
         }
-        if count > 0 { lastInbound = .now }
+        if count > 0 { machine.inboundActivity(now: clock.now) }
         return count
     }
 
@@ -842,19 +826,13 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
                     exchange: String(deliver.exchange), routingKey: String(deliver.routing_key)))
         case LIVELINE_BASIC_ACK where channel == Self.publisherChannel:
             guard let ack = decoded?.assumingMemoryBound(to: amqp_basic_ack_t.self).pointee else { return }
-            for (tag, pending) in confirms.settle(tag: ack.delivery_tag, multiple: ack.multiple != 0) {
-                pending.completion.settle(index: pending.index, error: returned.removeValue(forKey: tag))
+            for outcome in machine.publishConfirmed(tag: ack.delivery_tag, multiple: ack.multiple != 0) {
+                settle(outcome)
             }
         case LIVELINE_BASIC_NACK where channel == Self.publisherChannel:
             guard let nack = decoded?.assumingMemoryBound(to: amqp_basic_nack_t.self).pointee else { return }
-            for (tag, pending) in confirms.settle(tag: nack.delivery_tag, multiple: nack.multiple != 0) {
-                let error =
-                    returned.removeValue(forKey: tag)
-                    ?? AMQPError(
-                        .publishNacked,
-                        "the broker refused the message for \(pending.message.exchange)/\(pending.message.routingKey) (queue full or unavailable)"
-                    )
-                pending.completion.settle(index: pending.index, error: error)
+            for outcome in machine.publishNacked(tag: nack.delivery_tag, multiple: nack.multiple != 0) {
+                settle(outcome)
             }
         case LIVELINE_BASIC_RETURN:
             guard let info = decoded?.assumingMemoryBound(to: amqp_basic_return_t.self).pointee else { return }
@@ -864,18 +842,20 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             )
             assembling[channel] = ContentAssembly(kind: .returned(error))
         case LIVELINE_BASIC_CANCEL:
-            guard let id = consumerByChannel[channel], let record = consumers[id] else { return }
+            guard let id = consumerByChannel[channel], let record = machine.consumer(id: id) else { return }
             record.active = false
-            consumers[id] = nil
+            machine.consumerRemoved(id: id)
             logger.warning("AMQP broker cancelled a consumer", metadata: AMQPLogKey.metadata([.queue: "\(record.queue)"]))
             record.deliveries.finish(
                 throwing: AMQPError(
                     .consumerCancelled, "the broker cancelled the consumer of queue \(record.queue) (deleted or moved)"))
         case LIVELINE_CONNECTION_BLOCKED:
-            blocked = true
+            machine.brokerBlocked()
+            publishState()
             logger.warning("AMQP broker blocked publishing (resource alarm); publishes wait")
         case LIVELINE_CONNECTION_UNBLOCKED:
-            blocked = false
+            machine.brokerUnblocked()
+            publishState()
             logger.info("AMQP broker unblocked publishing")
         case LIVELINE_CONNECTION_CLOSE:
             throw serverClose(decoded, channel: 0)
@@ -896,7 +876,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     private func complete(_ assembly: ContentAssembly, channel: UInt16) {
         switch assembly.kind {
         case .delivery(let consumerID, let tag, let redelivered, let exchange, let routingKey):
-            guard let record = consumers[consumerID] else { return }
+            guard let record = machine.consumer(id: consumerID) else { return }
             let delivery = AMQPDelivery(
                 body: assembly.body, properties: assembly.properties ?? AMQPProperties(persistent: false),
                 exchange: exchange, routingKey: routingKey, redelivered: redelivered, deliveryTag: tag,
@@ -907,16 +887,23 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             // The broker sends basic.return before the confirm of the same publish; match it by
             // message id to the oldest unconfirmed publish not yet marked.
             let messageID = assembly.properties?.messageID
-            var tag: UInt64? = nil
-            var candidate = confirms.firstTag { $0.message.properties.messageID == messageID }
-            while let found = candidate {
-                if returned[found] == nil {
-                    tag = found
-                    break
-                }
-                candidate = confirms.firstTag(after: found) { $0.message.properties.messageID == messageID }
-            }
-            if let tag { returned[tag] = error }
+            machine.publishReturned(error) { $0.message.properties.messageID == messageID }
+        }
+    }
+
+    private func settle(_ outcome: Machine.PublishOutcome) {
+        switch outcome {
+        case .confirmed(let pending):
+            pending.completion.settle(index: pending.index, error: nil)
+        case .returned(let pending, let error):
+            pending.completion.settle(index: pending.index, error: error)
+        case .nacked(let pending):
+            pending.completion.settle(
+                index: pending.index,
+                error: AMQPError(
+                    .publishNacked,
+                    "the broker refused the message for \(pending.message.exchange)/\(pending.message.routingKey) (queue full or unavailable)"
+                ))
         }
     }
 
