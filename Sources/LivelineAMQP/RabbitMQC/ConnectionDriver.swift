@@ -1,10 +1,12 @@
-import CRabbitMQ
+import CRabbitMQ  // eventfd and poll only: rabbitmq-c is called through RabbitMQCConnection
 import Foundation
 import LivelineLogging
 import Logging
 import Synchronization
 
-/// The owner thread of one AMQP connection: every rabbitmq-c call happens here.
+/// The owner thread of one AMQP connection: it carries out what ``ConnectionStateMachine``
+/// decides, through ``RabbitMQCConnection`` (the C calls) and ``ContentAssembler`` (frames
+/// into messages). Every rabbitmq-c call happens on this thread.
 ///
 /// Other threads talk to it only through `mailbox` (a locked command list) and an eventfd
 /// that wakes the thread when it sleeps in `poll`. Everything else on this class is touched
@@ -40,13 +42,13 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     private var machine: Machine
     /// Whether the close request in the mailbox was handed to the machine.
     private var closeTaken = false
-    private var connection: amqp_connection_state_t?
+    /// The rabbitmq-c connection while one is up.
+    private var connection: RabbitMQCConnection?
     private var generation: UInt64 = 0
-    private let arena = CArena()
     /// Frames of the publishes going out in one write; plain TCP only (see ``PublishFrames``).
     private var publishFrames: PublishFrames?
     private var consumerByChannel: [UInt16: UInt64] = [:]
-    private var assembling: [UInt16: ContentAssembly] = [:]
+    private var assembler = ContentAssembler()
     private var controlChannelOpen = false
     private var nextChannel: UInt16 = 3
     private var socketWritable = true
@@ -162,26 +164,26 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     // MARK: - Owner thread
 
     private func run() {
-        perform(machine.start(now: clock.now))
+        carryOut(machine.start(now: clock.now))
         while !machine.isClosed {
             if !closeTaken, let grace = mailbox.withLock({ $0.closeRequested ? $0.closeGrace : nil }) {
                 closeTaken = true
-                perform(machine.closeRequested(grace: grace, now: clock.now))
+                carryOut(machine.closeRequested(grace: grace, now: clock.now))
                 continue
             }
             do {
                 try serviceOnce(closing: machine.isClosing)
             } catch {
-                perform(machine.connectionLost(error, now: clock.now))
+                carryOut(machine.connectionLost(error, now: clock.now))
                 continue
             }
-            perform(machine.tick(now: clock.now))
+            carryOut(machine.tick(now: clock.now))
         }
     }
 
     /// Runs the I/O an action asks for, reporting each outcome back to the machine, until the
     /// machine wants nothing more.
-    private func perform(_ first: Machine.Action) {
+    private func carryOut(_ first: Machine.Action) {
         var action = first
         while true {
             switch action {
@@ -258,7 +260,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
                 "AMQP reconnect failed",
                 metadata: AMQPLogKey.metadata([.attempt: "\(attempt)", .connectedTo: "\(broker)", .error: "\(error)"]))
         default:
-            logger.warning("AMQP connect failed", metadata: AMQPLogKey.metadata([.error: "\(error)"]))
+            break  // the first connection failed on every broker: finishConnection logs it
         }
     }
 
@@ -277,11 +279,13 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         }
         try sendWaitingPublishes()
         let framesRead = try readFrames()
-        for record in machine.consumers where record.finishPending && amqp_frames_enqueued(connection) == 0 {
-            record.finishPending = false
-            record.deliveries.finish()
+        if let connection, !connection.hasQueuedFrames {
+            for record in machine.consumers where record.finishPending {
+                record.finishPending = false
+                record.deliveries.finish()
+            }
         }
-        amqp_maybe_release_buffers(connection)
+        connection?.releaseBuffers()
 
         if commands.isEmpty && framesRead == 0 && !(machine.canPublish && socketWritable) {
             sleep(wantWritable: machine.hasWaitingPublishes && !socketWritable, closing: closing)
@@ -300,14 +304,13 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         }
         guard mayBlock else { return }
         guard let connection else { return }
-        if amqp_data_in_buffer(connection) != 0 || amqp_frames_enqueued(connection) != 0 {
+        if connection.hasBufferedInput {
             mailbox.withLock { $0.sleeping = false }
             return
         }
-        let socket = amqp_get_sockfd(connection)
         var fds = [
             pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: socket, events: Int16(POLLIN) | (wantWritable ? Int16(POLLOUT) : 0), revents: 0),
+            pollfd(fd: connection.socket, events: Int16(POLLIN) | (wantWritable ? Int16(POLLOUT) : 0), revents: 0),
         ]
         // Wake often enough to send heartbeats and to notice a silent broker.
         let heartbeatMS = Int32(configuration.heartbeat.seconds * 1000)
@@ -327,12 +330,14 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         guard let connection else { return }
         // A broker that reads nothing needs no heartbeat, and a blocking send would stall the
         // thread that is to notice its silence.
-        var probe = pollfd(fd: amqp_get_sockfd(connection), events: Int16(POLLOUT), revents: 0)
-        guard poll(&probe, 1, 0) > 0, probe.revents & Int16(POLLOUT) != 0 else { return }
-        var frame = amqp_frame_t()
-        frame.frame_type = UInt8(AMQP_FRAME_HEARTBEAT)
-        frame.channel = 0
-        try checkStatus(amqp_send_frame(connection, &frame))
+        guard Self.isWritable(connection.socket) else { return }
+        try connection.sendHeartbeat()
+    }
+
+    private static func isWritable(_ socket: Int32) -> Bool {
+        var probe = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+        _ = poll(&probe, 1, 0)
+        return probe.revents & Int16(POLLOUT) != 0
     }
 
     // MARK: Connecting
@@ -340,17 +345,11 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     /// Opens a connection to `broker`: socket, login, publisher channel in confirm mode and
     /// the control channel.
     private func establish(_ broker: AMQPConfiguration.Broker) throws(AMQPError) {
-        guard let connection = amqp_new_connection() else {
-            throw AMQPError(.connectionFailed, "rabbitmq-c could not allocate a connection")
-        }
-        self.connection = connection
         do {
-            try openSocket(connection, broker)
-            try login(connection)
-            amqp_channel_open(connection, Self.publisherChannel)
-            try check(reply: amqp_get_rpc_reply(connection), channel: Self.publisherChannel, "channel.open")
-            amqp_confirm_select(connection, Self.publisherChannel)
-            try check(reply: amqp_get_rpc_reply(connection), channel: Self.publisherChannel, "confirm.select")
+            let connection = try RabbitMQCConnection.open(to: broker, configuration: configuration)
+            self.connection = connection
+            try connection.openChannel(Self.publisherChannel)
+            try connection.selectConfirms(on: Self.publisherChannel)
             try openControlChannel()
             generation += 1
             nextChannel = 3
@@ -361,85 +360,25 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         }
     }
 
-    private func openSocket(_ connection: amqp_connection_state_t, _ broker: AMQPConfiguration.Broker) throws(AMQPError) {
-        let socket: OpaquePointer?
-        if let tls = configuration.tls {
-            socket = amqp_ssl_socket_new(connection)
-            guard let socket else { throw AMQPError(.tlsFailed, "could not create a TLS socket") }
-            guard amqp_ssl_socket_set_ssl_versions(socket, AMQP_TLSv1_2, AMQP_TLSvLATEST) == 0 else {
-                throw AMQPError(.tlsFailed, "TLS 1.2 or newer is not available")
-            }
-            // rabbitmq-c 0.11 has no default trust store, so fall back to the system bundle.
-            let caFile = tls.caFile ?? "/etc/ssl/certs/ca-certificates.crt"
-            if tls.verifyPeer {
-                let status = amqp_ssl_socket_set_cacert(socket, caFile)
-                guard status == 0 else {
-                    throw AMQPError(.tlsFailed, "cannot load CA file \(caFile): \(Self.describe(status))")
-                }
-            }
-            if let certificate = tls.certificateFile, let key = tls.keyFile {
-                let status = amqp_ssl_socket_set_key(socket, certificate, key)
-                guard status == 0 else {
-                    throw AMQPError(.tlsFailed, "cannot load client certificate \(certificate): \(Self.describe(status))")
-                }
-            }
-            amqp_ssl_socket_set_verify_peer(socket, tls.verifyPeer ? 1 : 0)
-            amqp_ssl_socket_set_verify_hostname(socket, tls.verifyHostname ? 1 : 0)
-        } else {
-            socket = amqp_tcp_socket_new(connection)
-        }
-        guard let socket else { throw AMQPError(.connectionFailed, "could not create a socket") }
-        var timeout = Self.cTimeval(configuration.connectTimeout)
-        let status = amqp_socket_open_noblock(socket, broker.host, Int32(broker.port), &timeout)
-        guard status == 0 else {
-            let isTLS = status <= AMQP_STATUS_SSL_ERROR.rawValue && status > _AMQP_STATUS_SSL_NEXT_VALUE.rawValue
-            throw AMQPError(
-                isTLS ? .tlsFailed : .connectionFailed,
-                "cannot reach \(broker): \(Self.describe(status))")
-        }
-        amqp_set_handshake_timeout(connection, &timeout)
-        amqp_set_rpc_timeout(connection, &timeout)
-    }
-
-    private func login(_ connection: amqp_connection_state_t) throws(AMQPError) {
-        arena.reset()
-        defer { arena.reset() }
-        var properties = arena.table([
-            "connection_name": .string(configuration.connectionName),
-            "product": "Liveline",
-            "capabilities": .table([
-                "publisher_confirms": true,
-                "basic.nack": true,
-                "consumer_cancel_notify": true,
-                "connection.blocked": true,
-                "authentication_failure_close": true,
-            ]),
-        ])
-        let reply = liveline_amqp_login(
-            connection, configuration.virtualHost, 0, 131_072, Int32(configuration.heartbeat.seconds.rounded()),
-            &properties, configuration.username, configuration.password)
-        // A broker that does not honour authentication_failure_close refuses credentials by
-        // closing the socket; a timeout is not a refusal and stays retriable.
-        let closedOnLogin =
-            reply.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION
-            && reply.library_error == AMQP_STATUS_CONNECTION_CLOSED.rawValue
-        do {
-            try check(reply: reply, channel: 0, "login")
-        } catch {
-            if error.replyCode == .accessRefused || closedOnLogin {
-                throw AMQPError(
-                    .authenticationFailed, replyCode: error.replyCode,
-                    "the broker refused user \(configuration.username) on vhost \(configuration.virtualHost): \(error.message)")
-            }
-            throw error
-        }
-    }
-
     private func openControlChannel() throws(AMQPError) {
         guard !controlChannelOpen, let connection else { return }
-        amqp_channel_open(connection, Self.controlChannel)
-        try check(reply: amqp_get_rpc_reply(connection), channel: Self.controlChannel, "channel.open")
+        try connection.openChannel(Self.controlChannel)
         controlChannelOpen = true
+    }
+
+    /// Runs an operation on the control channel, which the broker closes when the operation
+    /// is refused (it is reopened for the next one).
+    private func onControlChannel<Result>(
+        _ body: (RabbitMQCConnection, UInt16) throws(AMQPError) -> Result
+    ) throws(AMQPError) -> Result {
+        guard let connection else { throw AMQPError(.connectionLost, "not connected") }
+        try openControlChannel()
+        do {
+            return try body(connection, Self.controlChannel)
+        } catch {
+            if error.code == .channelClosed { controlChannelOpen = false }
+            throw error
+        }
     }
 
     /// Sleeps for `delay` unless close is requested first (returns false then).
@@ -461,13 +400,10 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     /// Frees a broken connection and forgets everything tied to it; the machine keeps what
     /// must survive (unconfirmed publishes, consumers, topologies).
     private func dropConnection() {
-        if let connection {
-            amqp_destroy_connection(connection)
-        }
         connection = nil
         publishFrames = nil
         controlChannelOpen = false
-        assembling.removeAll()
+        assembler.reset()
         consumerByChannel.removeAll()
         for record in machine.consumers {
             record.coalescer = AckCoalescer()
@@ -492,7 +428,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             }
             for settlement in pending { try? apply(settlement, consumers: finish.consumers) }
             for record in finish.consumers where record.coalescer.hasPending { try? flushAcks(record) }
-            _ = amqp_connection_close(connection, Int32(AMQP_REPLY_SUCCESS))
+            connection.close()
         }
         dropConnection()
         if let error = finish.startupError {
@@ -565,59 +501,31 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     }
 
     private func declareOnWire(_ topology: AMQPTopology) throws(AMQPError) {
-        guard let connection else { throw AMQPError(.connectionLost, "not connected") }
-        try openControlChannel()
-        let channel = Self.controlChannel
-        arena.reset()
-        defer { arena.reset() }
-        for exchange in topology.exchanges {
-            amqp_exchange_declare(
-                connection, channel, arena.bytes(exchange.name), arena.bytes(exchange.kind.rawValue), 0,
-                exchange.durable ? 1 : 0, 0, 0, arena.table(exchange.arguments))
-            try check(reply: amqp_get_rpc_reply(connection), channel: channel, "declare exchange \(exchange.name)")
-        }
-        for queue in topology.queues {
-            amqp_queue_declare(
-                connection, channel, arena.bytes(queue.name), 0, queue.durable ? 1 : 0, 0, 0,
-                arena.table(queue.arguments))
-            try check(reply: amqp_get_rpc_reply(connection), channel: channel, "declare queue \(queue.name)")
-        }
-        for binding in topology.bindings {
-            amqp_queue_bind(
-                connection, channel, arena.bytes(binding.queue), arena.bytes(binding.exchange),
-                arena.bytes(binding.routingKey), amqp_empty_table)
-            try check(
-                reply: amqp_get_rpc_reply(connection), channel: channel,
-                "bind \(binding.queue) to \(binding.exchange) with \(binding.routingKey)")
+        try onControlChannel { connection, channel throws(AMQPError) in
+            for exchange in topology.exchanges { try connection.declare(exchange, on: channel) }
+            for queue in topology.queues { try connection.declare(queue, on: channel) }
+            for binding in topology.bindings { try connection.bind(binding, on: channel) }
         }
     }
 
     private func perform(_ operation: QueueOperation) throws(AMQPError) -> Int {
-        guard let connection else { throw AMQPError(.connectionLost, "not connected") }
-        try openControlChannel()
-        let channel = Self.controlChannel
-        arena.reset()
-        defer { arena.reset() }
-        switch operation {
-        case .count(let queue), .consumers(let queue):
-            let ok = amqp_queue_declare(connection, channel, arena.bytes(queue), 1, 0, 0, 0, amqp_empty_table)
-            try check(reply: amqp_get_rpc_reply(connection), channel: channel, "inspect queue \(queue)")
-            if case .consumers = operation { return Int(ok?.pointee.consumer_count ?? 0) }
-            return Int(ok?.pointee.message_count ?? 0)
-        case .purge(let queue):
-            let ok = amqp_queue_purge(connection, channel, arena.bytes(queue))
-            try check(reply: amqp_get_rpc_reply(connection), channel: channel, "purge queue \(queue)")
-            return Int(ok?.pointee.message_count ?? 0)
-        case .deleteQueue(let queue):
-            let ok = amqp_queue_delete(connection, channel, arena.bytes(queue), 0, 0)
-            try check(reply: amqp_get_rpc_reply(connection), channel: channel, "delete queue \(queue)")
-            machine.queueDeleted(queue)
-            return Int(ok?.pointee.message_count ?? 0)
-        case .deleteExchange(let exchange):
-            amqp_exchange_delete(connection, channel, arena.bytes(exchange), 0)
-            try check(reply: amqp_get_rpc_reply(connection), channel: channel, "delete exchange \(exchange)")
-            machine.exchangeDeleted(exchange)
-            return 0
+        try onControlChannel { connection, channel throws(AMQPError) in
+            switch operation {
+            case .count(let queue):
+                return try connection.inspect(queue: queue, on: channel).messages
+            case .consumers(let queue):
+                return try connection.inspect(queue: queue, on: channel).consumers
+            case .purge(let queue):
+                return try connection.purge(queue: queue, on: channel)
+            case .deleteQueue(let queue):
+                let count = try connection.delete(queue: queue, on: channel)
+                machine.queueDeleted(queue)
+                return count
+            case .deleteExchange(let exchange):
+                try connection.delete(exchange: exchange, on: channel)
+                machine.exchangeDeleted(exchange)
+                return 0
+            }
         }
     }
 
@@ -625,14 +533,9 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         guard let connection else { throw AMQPError(.connectionLost, "not connected") }
         let channel = nextChannel
         nextChannel += 1
-        arena.reset()
-        defer { arena.reset() }
-        amqp_channel_open(connection, channel)
-        try check(reply: amqp_get_rpc_reply(connection), channel: channel, "channel.open")
-        amqp_basic_qos(connection, channel, 0, record.prefetch, 0)
-        try check(reply: amqp_get_rpc_reply(connection), channel: channel, "basic.qos")
-        amqp_basic_consume(connection, channel, arena.bytes(record.queue), arena.bytes(record.tag), 0, 0, 0, amqp_empty_table)
-        try check(reply: amqp_get_rpc_reply(connection), channel: channel, "consume \(record.queue)")
+        try connection.openChannel(channel)
+        try connection.setPrefetch(record.prefetch, on: channel)
+        try connection.consume(queue: record.queue, tag: record.tag, on: channel)
         record.channel = channel
         record.coalescer = AckCoalescer()
         record.lastDeliveredTag = 0
@@ -650,14 +553,10 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             machine.consumerRemoved(id: record.id)
             consumerByChannel[record.channel] = nil
             try flushAcks(record)
-            let reply = amqp_channel_close(connection, record.channel, Int32(AMQP_REPLY_SUCCESS))
-            try check(reply: reply, channel: record.channel, "channel.close")
+            try connection.closeChannel(record.channel)
             record.deliveries.finish()
         } else {
-            arena.reset()
-            defer { arena.reset() }
-            amqp_basic_cancel(connection, record.channel, arena.bytes(record.tag))
-            try check(reply: amqp_get_rpc_reply(connection), channel: record.channel, "basic.cancel")
+            try connection.cancel(consumerTag: record.tag, on: record.channel)
             // Deliveries that arrived before cancel-ok may still sit in rabbitmq-c's frame
             // queue; the sequence ends once they are handed over.
             record.finishPending = true
@@ -677,15 +576,15 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             return
         case .ack(multiple: true):
             try flushAcks(record)
-            try checkStatus(amqp_basic_ack(connection, channel, tag, 1))
+            try connection.ack(tag, multiple: true, on: channel)
             record.coalescer.settledDirectly(tag, multiple: true)
         case .nack(let requeue, let multiple):
             try flushAcks(record)
-            try checkStatus(amqp_basic_nack(connection, channel, tag, multiple ? 1 : 0, requeue ? 1 : 0))
+            try connection.nack(tag, multiple: multiple, requeue: requeue, on: channel)
             record.coalescer.settledDirectly(tag, multiple: multiple)
         case .reject(let requeue):
             try flushAcks(record)
-            try checkStatus(amqp_basic_reject(connection, channel, tag, requeue ? 1 : 0))
+            try connection.reject(tag, requeue: requeue, on: channel)
             record.coalescer.settledDirectly(tag, multiple: false)
         }
     }
@@ -694,7 +593,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         guard let connection, record.channel != 0 else { return }
         for frame in record.coalescer.flush(force: force) {
             guard case .ack(let tag, let multiple) = frame else { continue }
-            try checkStatus(amqp_basic_ack(connection, record.channel, tag, multiple ? 1 : 0))
+            try connection.ack(tag, multiple: multiple, on: record.channel)
         }
     }
 
@@ -704,24 +603,22 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         guard let connection, machine.canPublish else { return }
         // A frozen broker stops reading; never block inside a send that heartbeats can't
         // interrupt. Only write while the socket has room.
-        var probe = pollfd(fd: amqp_get_sockfd(connection), events: Int16(POLLOUT), revents: 0)
-        _ = poll(&probe, 1, 0)
-        socketWritable = probe.revents & Int16(POLLOUT) != 0
+        socketWritable = Self.isWritable(connection.socket)
         guard socketWritable else { return }
         var budget = 256 * 1024
         let frames = configuration.tls == nil ? framesBuffer(connection) : nil
         while budget > 0, let (_, pending) = machine.nextPublish() {
             budget -= pending.message.body.count + 256
-            try publishOnWire(pending, connection, into: frames)
+            try connection.publish(pending.message, on: Self.publisherChannel, into: frames)
         }
         if let frames, !frames.isEmpty {
-            try frames.send(to: amqp_get_sockfd(connection), timeout: sendTimeout)
+            try frames.send(to: connection.socket, timeout: sendTimeout)
         }
     }
 
-    private func framesBuffer(_ connection: amqp_connection_state_t) -> PublishFrames {
+    private func framesBuffer(_ connection: RabbitMQCConnection) -> PublishFrames {
         if let publishFrames { return publishFrames }
-        let frames = PublishFrames(frameMax: Int(amqp_get_frame_max(connection)))
+        let frames = PublishFrames(frameMax: connection.frameMax)
         publishFrames = frames
         return frames
     }
@@ -731,46 +628,13 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         configuration.heartbeat > .zero ? configuration.heartbeat * 2 : .seconds(30)
     }
 
-    /// Publishes one message: into `frames` when given (written later in one go), otherwise
-    /// through rabbitmq-c at once.
-    private func publishOnWire(
-        _ pending: PendingPublish, _ connection: amqp_connection_state_t, into frames: PublishFrames?
-    ) throws(AMQPError) {
-        let message = pending.message
-        arena.reset()
-        defer { arena.reset() }
-        var properties = arena.properties(message.properties)
-        let exchange = arena.bytes(message.exchange)
-        let routingKey = arena.bytes(message.routingKey)
-        let result = message.body.withUnsafeBytes { body in
-            Result { () throws(AMQPError) in
-                if let frames {
-                    try frames.append(
-                        channel: Self.publisherChannel, exchange: exchange, routingKey: routingKey,
-                        mandatory: message.mandatory, properties: &properties, body: body)
-                } else {
-                    let bytes = amqp_bytes_t(len: body.count, bytes: UnsafeMutableRawPointer(mutating: body.baseAddress))
-                    try checkStatus(amqp_basic_publish(
-                        connection, Self.publisherChannel, exchange, routingKey, message.mandatory ? 1 : 0, 0, &properties,
-                        bytes))
-                }
-            }
-        }
-        try result.get()
-    }
-
     // MARK: Reading
 
     /// Reads and handles the frames already available, without blocking.
     private func readFrames() throws(AMQPError) -> Int {
         guard let connection else { return 0 }
-        var frame = amqp_frame_t()
-        var zero = timeval(tv_sec: 0, tv_usec: 0)
         var count = 0
-        while count < 1024 {
-            let status = amqp_simple_wait_frame_noblock(connection, &frame, &zero)
-            if status == AMQP_STATUS_TIMEOUT.rawValue { break }
-            try checkStatus(status)
+        while count < 1024, let frame = try connection.nextFrame() {
             count += 1
             try handle(frame)
         }
@@ -778,70 +642,26 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         return count
     }
 
-    private func handle(_ frame: amqp_frame_t) throws(AMQPError) {
-        let channel = frame.channel
-        switch Int32(frame.frame_type) {
-        case AMQP_FRAME_METHOD:
-            try handleMethod(frame.payload.method, channel: channel)
-        case AMQP_FRAME_HEADER:
-            // Taken out of the dictionary, not copied, so appending to the body never
-            // triggers a copy-on-write of it.
-            guard var assembly = assembling.removeValue(forKey: channel) else { return }
-            if let decoded = frame.payload.properties.decoded {
-                assembly.properties = AMQPProperties(decoded.assumingMemoryBound(to: amqp_basic_properties_t.self).pointee)
+    private func handle(_ frame: RabbitMQCConnection.Frame) throws(AMQPError) {
+        switch frame {
+        case .deliver(let channel, let tag, let redelivered, let exchange, let routingKey):
+            guard let id = consumerByChannel[channel] else { return }
+            assembler.begin(
+                .delivery(consumer: id, tag: tag, redelivered: redelivered, exchange: exchange, routingKey: routingKey),
+                channel: channel)
+        case .returned(let channel, let error):
+            assembler.begin(.returned(error), channel: channel)
+        case .header(let channel, let properties, let bodySize):
+            if let content = assembler.header(channel: channel, properties: properties, bodySize: bodySize) {
+                complete(content)
             }
-            assembly.expected = Int(frame.payload.properties.body_size)
-            assembly.body.reserveCapacity(assembly.expected)
-            if assembly.expected == 0 {
-                complete(assembly, channel: channel)
-            } else {
-                assembling[channel] = assembly
-            }
-        case AMQP_FRAME_BODY:
-            guard var assembly = assembling.removeValue(forKey: channel) else { return }
-            let fragment = frame.payload.body_fragment
-            if let bytes = fragment.bytes, fragment.len > 0 {
-                assembly.body.append(bytes.assumingMemoryBound(to: UInt8.self), count: fragment.len)
-            }
-            if assembly.body.count >= assembly.expected {
-                complete(assembly, channel: channel)
-            } else {
-                assembling[channel] = assembly
-            }
-        default:
-            break
-        }
-    }
-
-    private func handleMethod(_ method: amqp_method_t, channel: UInt16) throws(AMQPError) {
-        let decoded = method.decoded
-        switch Int(method.id) {
-        case LIVELINE_BASIC_DELIVER:
-            guard let deliver = decoded?.assumingMemoryBound(to: amqp_basic_deliver_t.self).pointee,
-                let id = consumerByChannel[channel]
-            else { return }
-            assembling[channel] = ContentAssembly(
-                kind: .delivery(
-                    consumer: id, tag: deliver.delivery_tag, redelivered: deliver.redelivered != 0,
-                    exchange: String(deliver.exchange), routingKey: String(deliver.routing_key)))
-        case LIVELINE_BASIC_ACK where channel == Self.publisherChannel:
-            guard let ack = decoded?.assumingMemoryBound(to: amqp_basic_ack_t.self).pointee else { return }
-            for outcome in machine.publishConfirmed(tag: ack.delivery_tag, multiple: ack.multiple != 0) {
-                settle(outcome)
-            }
-        case LIVELINE_BASIC_NACK where channel == Self.publisherChannel:
-            guard let nack = decoded?.assumingMemoryBound(to: amqp_basic_nack_t.self).pointee else { return }
-            for outcome in machine.publishNacked(tag: nack.delivery_tag, multiple: nack.multiple != 0) {
-                settle(outcome)
-            }
-        case LIVELINE_BASIC_RETURN:
-            guard let info = decoded?.assumingMemoryBound(to: amqp_basic_return_t.self).pointee else { return }
-            let error = AMQPError(
-                .unroutable, replyCode: AMQPReplyCode(rawValue: info.reply_code),
-                "no queue is bound to exchange '\(String(info.exchange))' for routing key '\(String(info.routing_key))': \(String(info.reply_text))"
-            )
-            assembling[channel] = ContentAssembly(kind: .returned(error))
-        case LIVELINE_BASIC_CANCEL:
+        case .body(let channel, let fragment):
+            if let content = assembler.body(channel: channel, fragment) { complete(content) }
+        case .ack(let channel, let tag, let multiple) where channel == Self.publisherChannel:
+            for outcome in machine.publishConfirmed(tag: tag, multiple: multiple) { settle(outcome) }
+        case .nack(let channel, let tag, let multiple) where channel == Self.publisherChannel:
+            for outcome in machine.publishNacked(tag: tag, multiple: multiple) { settle(outcome) }
+        case .consumerCancelled(let channel):
             guard let id = consumerByChannel[channel], let record = machine.consumer(id: id) else { return }
             record.active = false
             machine.consumerRemoved(id: id)
@@ -849,18 +669,17 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             record.deliveries.finish(
                 throwing: AMQPError(
                     .consumerCancelled, "the broker cancelled the consumer of queue \(record.queue) (deleted or moved)"))
-        case LIVELINE_CONNECTION_BLOCKED:
+        case .blocked:
             machine.brokerBlocked()
             publishState()
             logger.warning("AMQP broker blocked publishing (resource alarm); publishes wait")
-        case LIVELINE_CONNECTION_UNBLOCKED:
+        case .unblocked:
             machine.brokerUnblocked()
             publishState()
             logger.info("AMQP broker unblocked publishing")
-        case LIVELINE_CONNECTION_CLOSE:
-            throw serverClose(decoded, channel: 0)
-        case LIVELINE_CHANNEL_CLOSE:
-            let error = serverClose(decoded, channel: channel)
+        case .connectionClosed(let error):
+            throw error
+        case .channelClosed(let channel, let error):
             if channel == Self.controlChannel {
                 controlChannelOpen = false
                 return
@@ -868,25 +687,25 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             // A publisher or consumer channel died under us: rebuild the connection so every
             // piece of state is consistent again.
             throw AMQPError(.connectionLost, replyCode: error.replyCode, "channel \(channel) closed: \(error.message)")
-        default:
+        case .ack, .nack, .other:
             break
         }
     }
 
-    private func complete(_ assembly: ContentAssembly, channel: UInt16) {
-        switch assembly.kind {
+    private func complete(_ content: ContentAssembler.Content) {
+        switch content.kind {
         case .delivery(let consumerID, let tag, let redelivered, let exchange, let routingKey):
             guard let record = machine.consumer(id: consumerID) else { return }
             let delivery = AMQPDelivery(
-                body: assembly.body, properties: assembly.properties ?? AMQPProperties(persistent: false),
+                body: content.body, properties: content.properties ?? AMQPProperties(persistent: false),
                 exchange: exchange, routingKey: routingKey, redelivered: redelivered, deliveryTag: tag,
-                queue: record.queue, channel: channel, generation: generation, settler: self)
+                queue: record.queue, channel: content.channel, generation: generation, settler: self)
             record.lastDeliveredTag = tag
             record.deliveries.yield(delivery)
         case .returned(let error):
             // The broker sends basic.return before the confirm of the same publish; match it by
             // message id to the oldest unconfirmed publish not yet marked.
-            let messageID = assembly.properties?.messageID
+            let messageID = content.properties?.messageID
             machine.publishReturned(error) { $0.message.properties.messageID == messageID }
         }
     }
@@ -906,81 +725,6 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
                 ))
         }
     }
-
-    // MARK: Errors
-
-    private func serverClose(_ decoded: UnsafeMutableRawPointer?, channel: UInt16) -> AMQPError {
-        var code: UInt16 = 0
-        var text = ""
-        if channel == 0 {
-            if let close = decoded?.assumingMemoryBound(to: amqp_connection_close_t.self).pointee {
-                code = close.reply_code
-                text = String(close.reply_text)
-            }
-            if let connection {
-                var ok = amqp_connection_close_ok_t()
-                amqp_send_method(connection, 0, amqp_method_number_t(LIVELINE_CONNECTION_CLOSE_OK), &ok)
-            }
-            return AMQPError(.serverClosed, replyCode: AMQPReplyCode(rawValue: code), text)
-        }
-        if let close = decoded?.assumingMemoryBound(to: amqp_channel_close_t.self).pointee {
-            code = close.reply_code
-            text = String(close.reply_text)
-        }
-        if let connection {
-            var ok = amqp_channel_close_ok_t()
-            amqp_send_method(connection, channel, amqp_method_number_t(LIVELINE_CHANNEL_CLOSE_OK), &ok)
-        }
-        return AMQPError(.channelClosed, replyCode: AMQPReplyCode(rawValue: code), text)
-    }
-
-    private func check(reply: amqp_rpc_reply_t, channel: UInt16, _ what: String) throws(AMQPError) {
-        switch reply.reply_type {
-        case AMQP_RESPONSE_NORMAL:
-            return
-        case AMQP_RESPONSE_SERVER_EXCEPTION:
-            if Int(reply.reply.id) == LIVELINE_CONNECTION_CLOSE {
-                let error = serverClose(reply.reply.decoded, channel: 0)
-                throw AMQPError(.serverClosed, replyCode: error.replyCode, "\(what): \(error.message)")
-            }
-            let error = serverClose(reply.reply.decoded, channel: channel)
-            if channel == Self.controlChannel { controlChannelOpen = false }
-            throw AMQPError(.channelClosed, replyCode: error.replyCode, "\(what): \(error.message)")
-        case AMQP_RESPONSE_LIBRARY_EXCEPTION:
-            throw AMQPError(.connectionLost, "\(what): \(Self.describe(reply.library_error))")
-        default:
-            throw AMQPError(.connectionLost, "\(what): no reply from the broker")
-        }
-    }
-
-    private func checkStatus(_ status: Int32) throws(AMQPError) {
-        guard status != 0 else { return }
-        if status == AMQP_STATUS_HEARTBEAT_TIMEOUT.rawValue {
-            throw AMQPError(.heartbeatTimeout, "the broker missed its heartbeats")
-        }
-        throw AMQPError(.connectionLost, Self.describe(status))
-    }
-
-    private static func describe(_ status: Int32) -> String {
-        String(cString: amqp_error_string2(status))
-    }
-
-    private static func cTimeval(_ duration: Duration) -> Glibc.timeval {
-        let micros = Int(duration.seconds * 1_000_000)
-        return Glibc.timeval(tv_sec: micros / 1_000_000, tv_usec: micros % 1_000_000)
-    }
-}
-
-/// A message whose method frame arrived and whose header and body frames are being read.
-struct ContentAssembly {
-    enum Kind {
-        case delivery(consumer: UInt64, tag: UInt64, redelivered: Bool, exchange: String, routingKey: String)
-        case returned(AMQPError)
-    }
-    var kind: Kind
-    var properties: AMQPProperties?
-    var expected = 0
-    var body = Data()
 }
 
 extension AMQPError {
