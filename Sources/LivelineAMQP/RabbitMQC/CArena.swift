@@ -1,11 +1,13 @@
 import CRabbitMQ
 import Foundation
 
-/// Memory for C structures handed to one rabbitmq-c call (strings, tables, properties).
+/// Memory for C structures handed to one rabbitmq-c call (strings and tables).
 ///
 /// rabbitmq-c borrows every `amqp_bytes_t` for the length of the call only, so the owner
-/// thread fills an arena, makes the call, and resets the arena. Not thread-safe: it lives on
-/// the connection's owner thread.
+/// thread fills an arena, makes the call, and resets the arena. It serves the rare calls
+/// (login, declarations, consume); publishing lends its strings with the scoped `with…`
+/// functions of CScoped.swift instead, with no allocation per string. Not thread-safe: it
+/// lives on the connection's owner thread.
 final class CArena {
     private var blocks: [UnsafeMutableRawPointer] = []
 
@@ -88,41 +90,6 @@ final class CArena {
             field.kind = UInt8(AMQP_FIELD_KIND_VOID.rawValue)
         }
         return field
-    }
-
-    func properties(_ properties: AMQPProperties) -> amqp_basic_properties_t {
-        var c = amqp_basic_properties_t()
-        var flags: UInt32 = 0
-        func set(_ value: String?, _ flag: Int32, _ field: inout amqp_bytes_t) {
-            guard let value else { return }
-            field = bytes(value)
-            flags |= UInt32(flag)
-        }
-        set(properties.contentType, AMQP_BASIC_CONTENT_TYPE_FLAG, &c.content_type)
-        set(properties.contentEncoding, AMQP_BASIC_CONTENT_ENCODING_FLAG, &c.content_encoding)
-        if !properties.headers.isEmpty {
-            c.headers = table(properties.headers)
-            flags |= UInt32(AMQP_BASIC_HEADERS_FLAG)
-        }
-        c.delivery_mode = properties.persistent ? 2 : 1
-        flags |= UInt32(AMQP_BASIC_DELIVERY_MODE_FLAG)
-        if let priority = properties.priority {
-            c.priority = priority
-            flags |= UInt32(AMQP_BASIC_PRIORITY_FLAG)
-        }
-        set(properties.correlationID, AMQP_BASIC_CORRELATION_ID_FLAG, &c.correlation_id)
-        set(properties.replyTo, AMQP_BASIC_REPLY_TO_FLAG, &c.reply_to)
-        set(properties.expiration, AMQP_BASIC_EXPIRATION_FLAG, &c.expiration)
-        set(properties.messageID, AMQP_BASIC_MESSAGE_ID_FLAG, &c.message_id)
-        if let timestamp = properties.timestamp {
-            c.timestamp = UInt64(max(0, timestamp.timeIntervalSince1970))
-            flags |= UInt32(AMQP_BASIC_TIMESTAMP_FLAG)
-        }
-        set(properties.type, AMQP_BASIC_TYPE_FLAG, &c.type)
-        set(properties.userID, AMQP_BASIC_USER_ID_FLAG, &c.user_id)
-        set(properties.appID, AMQP_BASIC_APP_ID_FLAG, &c.app_id)
-        c._flags = flags
-        return c
     }
 }
 

@@ -265,22 +265,18 @@ final class RabbitMQCConnection {
     /// Publishes one message: into `frames` when given (written later in one go, plain TCP
     /// only), otherwise through rabbitmq-c at once (three writes; the TLS path).
     func publish(_ message: AMQPMessage, on channel: UInt16, into frames: PublishFrames?) throws(AMQPError) {
-        arena.reset()
-        defer { arena.reset() }
-        var properties = arena.properties(message.properties)
-        let exchange = arena.bytes(message.exchange)
-        let routingKey = arena.bytes(message.routingKey)
-        let result = message.body.withUnsafeBytes { body in
+        // Every string is lent for this call only (see CScoped.swift): no allocation per string.
+        let mandatory = message.mandatory
+        let result = message.withCPublish { exchange, routingKey, properties, body in
             Result { () throws(AMQPError) in
                 if let frames {
                     try frames.append(
                         channel: channel, exchange: exchange, routingKey: routingKey,
-                        mandatory: message.mandatory, properties: &properties, body: body)
+                        mandatory: mandatory, properties: &properties, body: body)
                 } else {
                     let bytes = amqp_bytes_t(len: body.count, bytes: UnsafeMutableRawPointer(mutating: body.baseAddress))
                     try Self.check(
-                        status: amqp_basic_publish(
-                            state, channel, exchange, routingKey, message.mandatory ? 1 : 0, 0, &properties, bytes))
+                        status: amqp_basic_publish(state, channel, exchange, routingKey, mandatory ? 1 : 0, 0, &properties, bytes))
                 }
             }
         }
