@@ -1,22 +1,34 @@
 import Synchronization
 
-/// Hands deliveries from the owner thread to the one task iterating a consumer.
+/// Hands deliveries from the owner thread to the one task taking from a consumer, one at a
+/// time (``AMQPConsumer``'s sequence) or in batches (``AMQPConsumer/nextBatch(maxSize:linger:)``).
 ///
-/// The iterating task takes everything buffered in one lock and then works through it
-/// locally, so it wakes once per burst rather than once per message; at 100,000
-/// deliveries a second, that wake-up is most of the cost. The buffer is bounded by the
-/// consumer's prefetch, since the broker sends no more than that unacked.
+/// The taking task takes everything buffered (up to a batch's size) in one lock and then
+/// works through it locally, so it wakes once per burst rather than once per message; at
+/// 100,000 deliveries a second, that wake-up is most of the cost. The buffer is bounded by
+/// the consumer's prefetch, since the broker sends no more than that unacked.
 final class DeliveryBuffer: Sendable {
     private struct State {
         var items: [AMQPDelivery] = []
         var waiter: CheckedContinuation<Void, Never>?
         var finished = false
         var error: (any Error)?
+
+        mutating func take(atMost maximum: Int) -> [AMQPDelivery] {
+            guard items.count > maximum else {
+                defer { items.removeAll(keepingCapacity: true) }
+                return items
+            }
+            let taken = Array(items.prefix(maximum))
+            items.removeFirst(maximum)
+            return taken
+        }
     }
 
     private enum Take {
         case items([AMQPDelivery])
         case finished((any Error)?)
+        case linger
         case wait
     }
 
@@ -45,13 +57,17 @@ final class DeliveryBuffer: Sendable {
         waiter?.resume()
     }
 
-    /// Everything buffered, waiting if there is nothing; `nil` at the end or on cancellation.
-    func take() async throws -> [AMQPDelivery]? {
+    /// Up to `maximum` buffered deliveries, waiting while there are none. With a `linger`,
+    /// a short take waits that long once for more to arrive (a cancelled linger just ends
+    /// early). Nil at the end or on cancellation; the finishing error is thrown once every
+    /// delivery was taken.
+    func take(atMost maximum: Int = .max, linger: Duration = .zero) async throws -> [AMQPDelivery]? {
+        var lingered = linger <= .zero
         while true {
             let taken = state.withLock { state -> Take in
                 if !state.items.isEmpty {
-                    defer { state.items.removeAll(keepingCapacity: true) }
-                    return .items(state.items)
+                    if !lingered, !state.finished, state.items.count < maximum { return .linger }
+                    return .items(state.take(atMost: maximum))
                 }
                 return state.finished ? .finished(state.error) : .wait
             }
@@ -60,6 +76,10 @@ final class DeliveryBuffer: Sendable {
             case .finished(let error):
                 if let error { throw error }
                 return nil
+            case .linger:
+                lingered = true
+                try? await Task.sleep(for: linger)
+                continue
             case .wait: break
             }
             if Task.isCancelled { return nil }

@@ -41,11 +41,13 @@ public final class DeadLetterKeeper: Service {
         try await connection.declare(topology.amqp)
         let consumer = try await connection.consume(
             queue: topology.deadQueue, prefetch: UInt16(clamping: batchSize * 2))
-        let batcher = DeliveryBatcher()
         logger.info("dead-letter keeper consuming", metadata: ServiceLogKey.metadata([.deadLetterQueue: "\(topology.deadQueue)"]))
         try await withThrowingTaskGroup(of: Void.self) { group in
-            batcher.fill(from: consumer, in: &group)
-            while let batch = try await batcher.nextBatch(maxSize: batchSize, linger: .milliseconds(20)) {
+            group.addTask {
+                try? await gracefulShutdown()
+                await consumer.cancel()
+            }
+            while let batch = try await consumer.nextBatch(maxSize: batchSize, linger: .milliseconds(20)) {
                 await keep(batch)
             }
             group.cancelAll()
