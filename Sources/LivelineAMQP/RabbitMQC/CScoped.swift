@@ -13,6 +13,13 @@ import Foundation
 /// Calls `body` with the UTF-8 bytes of `string`, valid only inside it.
 @inline(__always)
 func withAMQPBytes<Result>(of string: String, _ body: (amqp_bytes_t) -> Result) -> Result {
+    // Borrowed in place: every native string is contiguous, so the copy `withUTF8` (a
+    // mutating method) would need is only the fallback.
+    if let result = string.utf8.withContiguousStorageIfAvailable({ utf8 in
+        body(amqp_bytes_t(len: utf8.count, bytes: UnsafeMutableRawPointer(mutating: utf8.baseAddress)))
+    }) {
+        return result
+    }
     var string = string
     return string.withUTF8 { utf8 in
         body(amqp_bytes_t(len: utf8.count, bytes: UnsafeMutableRawPointer(mutating: utf8.baseAddress)))
