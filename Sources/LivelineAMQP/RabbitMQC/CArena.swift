@@ -51,32 +51,15 @@ final class CArena {
     }
 
     func fieldValue(_ value: AMQPFieldValue) -> amqp_field_value_t {
+        if let scalar = amqp_field_value_t(scalar: value) { return scalar }
         var field = amqp_field_value_t()
         switch value {
-        case .bool(let flag):
-            field.kind = UInt8(AMQP_FIELD_KIND_BOOLEAN.rawValue)
-            field.value.boolean = flag ? 1 : 0
-        case .int(let number):
-            field.kind = UInt8(AMQP_FIELD_KIND_I64.rawValue)
-            field.value.i64 = number
-        case .uint(let number):
-            field.kind = UInt8(AMQP_FIELD_KIND_U64.rawValue)
-            field.value.u64 = number
-        case .double(let number):
-            field.kind = UInt8(AMQP_FIELD_KIND_F64.rawValue)
-            field.value.f64 = number
-        case .decimal(let scale, let number):
-            field.kind = UInt8(AMQP_FIELD_KIND_DECIMAL.rawValue)
-            field.value.decimal = amqp_decimal_t(decimals: scale, value: number)
         case .string(let text):
             field.kind = UInt8(AMQP_FIELD_KIND_UTF8.rawValue)
             field.value.bytes = bytes(text)
         case .bytes(let data):
             field.kind = UInt8(AMQP_FIELD_KIND_BYTES.rawValue)
             field.value.bytes = bytes(data)
-        case .timestamp(let seconds):
-            field.kind = UInt8(AMQP_FIELD_KIND_TIMESTAMP.rawValue)
-            field.value.u64 = seconds
         case .array(let elements):
             field.kind = UInt8(AMQP_FIELD_KIND_ARRAY.rawValue)
             let storage = allocate(MemoryLayout<amqp_field_value_t>.stride * max(elements.count, 1))
@@ -86,8 +69,8 @@ final class CArena {
         case .table(let nested):
             field.kind = UInt8(AMQP_FIELD_KIND_TABLE.rawValue)
             field.value.table = self.table(nested)
-        case .void:
-            field.kind = UInt8(AMQP_FIELD_KIND_VOID.rawValue)
+        case .bool, .int, .uint, .double, .decimal, .timestamp, .void:
+            break  // handled above
         }
         return field
     }

@@ -59,30 +59,44 @@ private func withEntries<Result>(
     }
 }
 
+extension amqp_field_value_t {
+    /// The C form of a value that holds no memory of its own (numbers, booleans, timestamps,
+    /// void), whoever writes it; `nil` for strings, bytes, arrays and tables, whose storage the
+    /// caller provides (scoped on the publish path, in an arena for declarations).
+    init?(scalar value: AMQPFieldValue) {
+        self.init()
+        switch value {
+        case .bool(let flag):
+            kind = UInt8(AMQP_FIELD_KIND_BOOLEAN.rawValue)
+            self.value.boolean = flag ? 1 : 0
+        case .int(let number):
+            kind = UInt8(AMQP_FIELD_KIND_I64.rawValue)
+            self.value.i64 = number
+        case .uint(let number):
+            kind = UInt8(AMQP_FIELD_KIND_U64.rawValue)
+            self.value.u64 = number
+        case .double(let number):
+            kind = UInt8(AMQP_FIELD_KIND_F64.rawValue)
+            self.value.f64 = number
+        case .decimal(let scale, let number):
+            kind = UInt8(AMQP_FIELD_KIND_DECIMAL.rawValue)
+            self.value.decimal = amqp_decimal_t(decimals: scale, value: number)
+        case .timestamp(let seconds):
+            kind = UInt8(AMQP_FIELD_KIND_TIMESTAMP.rawValue)
+            self.value.u64 = seconds
+        case .void:
+            kind = UInt8(AMQP_FIELD_KIND_VOID.rawValue)
+        case .string, .bytes, .array, .table:
+            return nil
+        }
+    }
+}
+
 /// Calls `body` with `value` as a C field value whose strings live only inside it.
 func withAMQPFieldValue<Result>(_ value: AMQPFieldValue, _ body: (amqp_field_value_t) -> Result) -> Result {
+    if let scalar = amqp_field_value_t(scalar: value) { return body(scalar) }
     var field = amqp_field_value_t()
     switch value {
-    case .bool(let flag):
-        field.kind = UInt8(AMQP_FIELD_KIND_BOOLEAN.rawValue)
-        field.value.boolean = flag ? 1 : 0
-    case .int(let number):
-        field.kind = UInt8(AMQP_FIELD_KIND_I64.rawValue)
-        field.value.i64 = number
-    case .uint(let number):
-        field.kind = UInt8(AMQP_FIELD_KIND_U64.rawValue)
-        field.value.u64 = number
-    case .double(let number):
-        field.kind = UInt8(AMQP_FIELD_KIND_F64.rawValue)
-        field.value.f64 = number
-    case .decimal(let scale, let number):
-        field.kind = UInt8(AMQP_FIELD_KIND_DECIMAL.rawValue)
-        field.value.decimal = amqp_decimal_t(decimals: scale, value: number)
-    case .timestamp(let seconds):
-        field.kind = UInt8(AMQP_FIELD_KIND_TIMESTAMP.rawValue)
-        field.value.u64 = seconds
-    case .void:
-        field.kind = UInt8(AMQP_FIELD_KIND_VOID.rawValue)
     case .string(let text):
         field.kind = UInt8(AMQP_FIELD_KIND_UTF8.rawValue)
         return withAMQPBytes(of: text) { (bytes: amqp_bytes_t) -> Result in
@@ -109,8 +123,9 @@ func withAMQPFieldValue<Result>(_ value: AMQPFieldValue, _ body: (amqp_field_val
             field.value.table = table
             return body(field)
         }
+    case .bool, .int, .uint, .double, .decimal, .timestamp, .void:
+        return body(field)  // handled above
     }
-    return body(field)
 }
 
 private func withElements<Result>(
