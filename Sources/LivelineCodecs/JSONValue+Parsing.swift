@@ -21,17 +21,21 @@ package struct JSONSyntaxError: Error, CustomStringConvertible {
 
 /// Reads JSON bytes: into a ``JSONValue`` (``value(depth:)``), or an object member by
 /// member without building it (``members(depth:_:)``), for records read on every message.
+///
+/// ``read(_:_:)`` and ``members(depth:_:)`` are inlinable: they take closures, and a caller in
+/// another module (a push job read for every push) would otherwise call them unspecialized,
+/// with a closure context per member.
 package struct JSONReader {
-    let bytes: UnsafeRawBufferPointer
-    var position = 0
-    static let maximumDepth = 256
+    @usableFromInline let bytes: UnsafeRawBufferPointer
+    @usableFromInline var position = 0
+    @usableFromInline static let maximumDepth = 256
 
-    init(bytes: UnsafeRawBufferPointer) {
+    @usableFromInline init(bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
     }
 
     /// Runs `body` on a reader over `data`, then checks that nothing but whitespace follows.
-    package static func read<Result>(_ data: Data, _ body: (inout JSONReader) throws -> Result) throws -> Result {
+    @inlinable package static func read<Result>(_ data: Data, _ body: (inout JSONReader) throws -> Result) throws -> Result {
         try data.withUnsafeBytes { bytes in
             var reader = JSONReader(bytes: bytes)
             let result = try body(&reader)
@@ -43,7 +47,7 @@ package struct JSONReader {
 
     /// Reads an object, handing each key to `member` with the reader at its value; `member`
     /// must read the value (with ``value(depth:)`` or a nested ``members(depth:_:)``).
-    package mutating func members(depth: Int, _ member: (String, inout JSONReader) throws -> Void) throws {
+    @inlinable package mutating func members(depth: Int, _ member: (String, inout JSONReader) throws -> Void) throws {
         guard depth < Self.maximumDepth else { throw error("nested too deeply") }
         skipWhitespace()
         guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { throw error("expected an object") }
@@ -74,11 +78,11 @@ package struct JSONReader {
         }
     }
 
-    func error(_ message: String) -> JSONSyntaxError {
+    @usableFromInline func error(_ message: String) -> JSONSyntaxError {
         JSONSyntaxError(message: message, offset: position)
     }
 
-    mutating func skipWhitespace() {
+    @usableFromInline mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {
             case 0x20, 0x0A, 0x0D, 0x09: position += 1
@@ -143,21 +147,27 @@ package struct JSONReader {
         }
     }
 
-    mutating func string() throws -> String {
+    @usableFromInline mutating func string() throws -> String {
         position += 1
         let start = position
-        // Fast path: no escapes, so the bytes are the string.
+        // Fast path: no escapes, so the bytes are the string. ASCII (ids, base64 payloads) needs
+        // no UTF-8 validation; `String(validating:)` costs several times `String(decoding:)`.
+        var highBits: UInt8 = 0
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
-                guard let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self) else {
+                let text = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
+                position += 1
+                if highBits < 0x80 { return String(decoding: text, as: UTF8.self) }
+                guard let valid = String(validating: text, as: UTF8.self) else {
+                    position = start
                     throw error("invalid UTF-8 in string")
                 }
-                position += 1
-                return text
+                return valid
             }
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw error("control character in string") }
+            highBits |= byte
             position += 1
         }
         var scalars = Array(UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
