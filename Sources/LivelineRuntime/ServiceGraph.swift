@@ -59,13 +59,20 @@ public func buildServices(
     role: LivelineRole, config: ConfigReader, store: any ActivityStore, registry: PrometheusCollectorRegistry,
     logger: Logger, retry: StartupRetry? = StartupRetry()
 ) async throws -> ServiceGraph {
-    let settings = try LivelineSettings(config: config)
+    try await buildServices(RoleSettings(role, config: config), store: store, registry: registry, logger: logger, retry: retry)
+}
+
+func buildServices(
+    _ role: RoleSettings, store: any ActivityStore, registry: PrometheusCollectorRegistry, logger: Logger, retry: StartupRetry?
+) async throws -> ServiceGraph {
     var graph = ServiceGraph(services: [], brokers: [], apns: nil)
     do {
-        switch role {
-        case .translator: try await buildTranslator(into: &graph, settings: settings, config: config, store: store, registry: registry, logger: logger, retry: retry)
-        case .sender: try await buildSender(into: &graph, settings: settings, config: config, store: store, registry: registry, logger: logger, retry: retry)
-        case .api: try await buildAPI(into: &graph, settings: settings, config: config, store: store, registry: registry, logger: logger)
+        switch role.role {
+        case .translator: try await buildTranslator(into: &graph, role, store: store, registry: registry, logger: logger, retry: retry)
+        case .sender: try await buildSender(into: &graph, role, store: store, registry: registry, logger: logger, retry: retry)
+        case .api:
+            graph.services.append(
+                try await buildApplication(configuration: role.api!, store: store, registry: registry, logger: logger))
         }
     } catch {
         await graph.shutdown()
@@ -77,14 +84,17 @@ public func buildServices(
 /// Opens the role's store, builds its graph, runs it until SIGTERM or SIGINT, then closes
 /// everything it opened: what `liveline translator|sender|api` do.
 public func runRole(_ role: LivelineRole, config: ConfigReader, registry: PrometheusCollectorRegistry, logger: Logger) async throws {
-    let settings = try LivelineSettings(config: config)
+    // Every setting is read and checked before the store is opened, so a missing key or app
+    // fails at once rather than after a PostgreSQL that is not up yet was waited for.
+    let plan = try RoleSettings(role, config: config)
+    let settings = plan.common
     if role == .api {
         logger.info("starting api", metadata: RuntimeLogKey.metadata([.store: "\(settings.store)", .port: "\(settings.api.port)"]))
     }
     try await settings.store.withStore(
         logger: logger, retry: StartupRetry(), sqliteCacheMiB: settings.sqliteCacheMiB ?? role.defaultSQLiteCacheMiB
     ) { store in
-        let graph = try await buildServices(role: role, config: config, store: store, registry: registry, logger: logger)
+        let graph = try await buildServices(plan, store: store, registry: registry, logger: logger, retry: StartupRetry())
         do {
             try await runUntilSignalled(graph.services, logger: logger)
         } catch {
@@ -115,24 +125,67 @@ public func runUntilSignalled(_ services: [any Service], logger: Logger) async t
     try await group.run()
 }
 
-// MARK: - The roles
+/// What a role reads from its settings, all read and checked before anything is opened.
+struct RoleSettings {
+    let role: LivelineRole
+    let common: LivelineSettings
+    let workers: WorkerSettings
+    /// The apps' APNs settings: the sender's, and the translator's when a domain broadcasts.
+    let apns: APNsSettings?
+    /// The api's configuration, with the key it checks callers with.
+    let api: APIConfiguration?
 
-private func buildTranslator(
-    into graph: inout ServiceGraph, settings: LivelineSettings, config: ConfigReader, store: any ActivityStore,
-    registry: PrometheusCollectorRegistry, logger: Logger, retry: StartupRetry?
-) async throws {
-    let workers = try WorkerSettings(config: config)
-    // A channel domain's channels are opened by the translator, before the first push.
-    let channelDomains = workers.translator.domains.filter { $0.delivery == .channel }.map(\.name)
-    if !channelDomains.isEmpty {
+    init(_ role: LivelineRole, config: ConfigReader) throws {
+        self.role = role
+        common = try LivelineSettings(config: config)
+        workers = try WorkerSettings(config: config)
+        switch role {
+        case .translator:
+            // A channel domain's channels are opened by the translator, before the first push.
+            let channelDomains = workers.translator.domains.filter { $0.delivery == .channel }.map(\.name)
+            apns = channelDomains.isEmpty ? nil : try Self.translatorAPNs(config, channelDomains: channelDomains)
+            api = nil
+        case .sender:
+            apns = try APNsSettings(config: config)
+            api = nil
+        case .api:
+            apns = nil
+            guard let key = common.api.jwtKey else {
+                throw SettingsError(
+                    "set LIVELINE_API_JWT_HS256_SECRET(_FILE) or LIVELINE_API_JWT_ES256_PUBLIC_KEY_FILE: the api authenticates every app call")
+            }
+            let verification: AuthenticationConfiguration.VerificationKey =
+                switch key {
+                case .hs256(let secret): .hs256Secret(secret)
+                case .es256(let pem): .es256PublicKey(pem: pem)
+                }
+            api = APIConfiguration(
+                host: common.api.host, port: common.api.port,
+                authentication: .init(key: verification, issuer: common.api.issuer, audience: common.api.audience),
+                topicKinds: common.api.topicKinds,
+                sharedDomains: Set(workers.translator.domains.filter(\.shared).map(\.name)))
+        }
+    }
+
+    private static func translatorAPNs(_ config: ConfigReader, channelDomains: [String]) throws -> APNsSettings {
         do {
-            graph.apns = try APNsSettings(config: config).clients(logger: logger)
+            return try APNsSettings(config: config)
         } catch {
             throw SettingsError(
                 "the \(channelDomains.joined(separator: ", ")) domain(s) broadcast on APNs channels, which the translator "
                     + "opens before the first push: give it the apps' APNs settings, as the sender has them. \(error)")
         }
     }
+}
+
+// MARK: - The roles
+
+private func buildTranslator(
+    into graph: inout ServiceGraph, _ role: RoleSettings, store: any ActivityStore, registry: PrometheusCollectorRegistry,
+    logger: Logger, retry: StartupRetry?
+) async throws {
+    let (settings, workers) = (role.common, role.workers)
+    graph.apns = try role.apns?.clients(logger: logger)
     let consumer = try await graph.connect("translator-in", settings, logger: logger, retry: retry)
     let publisher = try await graph.connect("translator-out", settings, logger: logger, retry: retry)
     try await publisher.declare(workers.topology.amqp)
@@ -152,11 +205,11 @@ private func buildTranslator(
 }
 
 private func buildSender(
-    into graph: inout ServiceGraph, settings: LivelineSettings, config: ConfigReader, store: any ActivityStore,
-    registry: PrometheusCollectorRegistry, logger: Logger, retry: StartupRetry?
+    into graph: inout ServiceGraph, _ role: RoleSettings, store: any ActivityStore, registry: PrometheusCollectorRegistry,
+    logger: Logger, retry: StartupRetry?
 ) async throws {
-    let workers = try WorkerSettings(config: config)
-    let clients = try APNsSettings(config: config).clients(logger: logger)
+    let (settings, workers) = (role.common, role.workers)
+    let clients = try role.apns!.clients(logger: logger)
     graph.apns = clients
     let consuming = try await graph.connect("sender-in", settings, logger: logger, retry: retry)
     let publishing = try await graph.connect("sender-out", settings, logger: logger, retry: retry)
@@ -186,25 +239,4 @@ private func buildSender(
             checks.append(await .store(store))
             return checks
         }.application(host: settings.ops.host, port: settings.ops.port, logger: logger))
-}
-
-private func buildAPI(
-    into graph: inout ServiceGraph, settings: LivelineSettings, config: ConfigReader, store: any ActivityStore,
-    registry: PrometheusCollectorRegistry, logger: Logger
-) async throws {
-    guard let key = settings.api.jwtKey else {
-        throw SettingsError(
-            "set LIVELINE_API_JWT_HS256_SECRET(_FILE) or LIVELINE_API_JWT_ES256_PUBLIC_KEY_FILE: the api authenticates every app call")
-    }
-    let verification: AuthenticationConfiguration.VerificationKey =
-        switch key {
-        case .hs256(let secret): .hs256Secret(secret)
-        case .es256(let pem): .es256PublicKey(pem: pem)
-        }
-    let configuration = APIConfiguration(
-        host: settings.api.host, port: settings.api.port,
-        authentication: .init(key: verification, issuer: settings.api.issuer, audience: settings.api.audience),
-        topicKinds: settings.api.topicKinds,
-        sharedDomains: Set(try WorkerSettings(config: config).translator.domains.filter(\.shared).map(\.name)))
-    graph.services.append(try await buildApplication(configuration: configuration, store: store, registry: registry, logger: logger))
 }

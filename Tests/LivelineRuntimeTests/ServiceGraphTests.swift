@@ -84,4 +84,18 @@ struct ServiceGraphTests {
         #expect(graph.brokers.isEmpty)
         #expect(graph.apns == nil)
     }
+
+    /// Settings are checked before anything is opened: a misconfigured role fails at once,
+    /// without creating a database or waiting for a PostgreSQL that is not up.
+    @Test func aRoleIsRefusedBeforeItsStoreIsOpened() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("never-\(UUID().uuidString)")
+        let config = try await LivelineSettings.reader(
+            file: nil, environment: ["LIVELINE_STORE_URL": "sqlite:\(directory.path)/liveline.sqlite"])
+        for role in [LivelineRole.api, .sender, .translator] {
+            await #expect(throws: SettingsError.self, "\(role)") {
+                try await runRole(role, config: config, registry: PrometheusCollectorRegistry(), logger: Broker.logger)
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path))
+    }
 }
