@@ -336,6 +336,7 @@ let package = Package(
         .testTarget(
             name: "LivelineAPNsTests",
             dependencies: [
+                "LivelineBenchSupport",
                 "LivelineCodecs",
                 "LivelineAPNs",
                 "APNsSimulator",

@@ -78,7 +78,8 @@ struct E2EBenchmark: AsyncParsableCommand {
         if sampling != nil { memory.record(after) }
         let stages = try await Stage.means(of: pipeline.workers)
         // A graceful stop flushes the workers' traces, which the ledger reads.
-        pipeline.stopWorkers()
+        let killed = await pipeline.stopWorkers()
+        if !killed.isEmpty { throw BenchError("\(killed.joined(separator: ", ")) did not end within a minute of SIGTERM") }
 
         let outcome = try await Outcome.collect(
             pipeline: pipeline, load: load, publishedAt: publishedAt, apnsIDs: apnsIDs, duplicateBound: 0)

@@ -77,13 +77,15 @@ struct FaultSuite: AsyncParsableCommand {
             try await Drain.wait(for: pipeline, load: load, timeout: .seconds(180))
             let extra = try await fault.check(context)
             // A graceful stop flushes the workers' traces, which the ledger reads.
-            pipeline.stopWorkers()
+            for name in await pipeline.stopWorkers() {
+                context.fail("\(name) did not end within a minute of SIGTERM, and was killed")
+            }
             let outcome = try await Outcome.collect(
                 pipeline: pipeline, load: load, publishedAt: publishedAt, apnsIDs: apnsIDs,
                 duplicateBound: context.duplicateBound)
             return CaseResult(
                 name: fault.rawValue, what: fault.summary, seconds: Date().timeIntervalSince(started),
-                notes: context.notes + extra.notes, extraPassed: extra.passed, ledger: outcome.ledger.verdict())
+                notes: context.notes + extra.notes, extraPassed: extra.passed && !context.failed, ledger: outcome.ledger.verdict())
         }
     }
 
@@ -113,6 +115,7 @@ final class FaultContext: @unchecked Sendable {
     private let lock = NSLock()
     private var _duplicateBound = 0
     private var _notes: [String] = []
+    private var _failed = false
 
     init(pipeline: Pipeline, load: Load, amqpURL: String, brokerControl: String) {
         self.pipeline = pipeline
@@ -133,6 +136,16 @@ final class FaultContext: @unchecked Sendable {
     }
 
     func note(_ text: String) { lock.withLock { _notes.append(text) } }
+
+    /// Fails the case, whatever its ledger says, and says why.
+    func fail(_ why: String) {
+        lock.withLock {
+            _failed = true
+            _notes.append("FAIL: " + why)
+        }
+    }
+
+    var failed: Bool { lock.withLock { _failed } }
 
     private var values: [String: Double] = [:]
     func record(_ name: String, _ value: Double) { lock.withLock { values[name] = value } }
@@ -231,16 +244,20 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
     func disturb(_ context: FaultContext) async throws {
         switch self {
         case .killSender:
-            try context.worker("sender").kill()
+            try await context.worker("sender").kill()
             context.allowDuplicates(Self.senderPrefetch, because: "the killed sender's unacked deliveries")
             try await context.pipeline.startWorker("sender")
         case .killTranslator:
-            try context.worker("translator").kill()
+            try await context.worker("translator").kill()
             context.allowDuplicates(Self.translatorPrefetch, because: "the killed translator's unacked events")
             try await context.pipeline.startWorker("translator")
         case .sigterm:
-            try context.worker("sender").stop()
-            context.note("the drained sender exited; duplicates allowed: 0")
+            let sender = try context.worker("sender")
+            if await sender.stop() {
+                context.note("the drained sender exited; duplicates allowed: 0")
+            } else {
+                context.fail("\(sender.name) did not end within a minute of SIGTERM, and was killed")
+            }
             try await context.pipeline.startWorker("sender")
         case .brokerRestart:
             context.allowDuplicates(

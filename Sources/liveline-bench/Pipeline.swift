@@ -158,30 +158,23 @@ final class Pipeline: @unchecked Sendable {
     /// Runs a one-shot `liveline` command (`dlq replay`, ...) with the workers' settings and
     /// returns its exit status; its output goes to `<name>.log` in the work directory.
     func command(_ arguments: [String], name: String) async throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        let log = work.appendingPathComponent("\(name).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: log)
-        defer { try? handle.close() }
-        process.standardOutput = handle
-        process.standardError = handle
-        return try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
+        try await ChildProcess.start(
+            executable, arguments: arguments, environment: environment, output: work.appendingPathComponent("\(name).log").path
+        ).exited()
     }
 
-    /// Stops every worker gracefully (SIGTERM, then waits): each drains and flushes its trace.
-    func stopWorkers() {
-        for worker in workers { worker.stop() }
+    /// Stops every worker gracefully (SIGTERM, then waits): each drains and flushes its
+    /// trace. Returns the workers that did not end within a minute and were killed.
+    @discardableResult
+    func stopWorkers() async -> [String] {
+        var killed: [String] = []
+        for worker in workers where await !worker.stop() { killed.append(worker.name) }
+        return killed
     }
 
     /// Stops the workers and the simulator; keeps the logs if asked.
     func stop(keepLogs: Bool) async {
-        stopWorkers()
+        await stopWorkers()
         try? await simulator.stop()
         if !keepLogs { try? FileManager.default.removeItem(at: work) }
     }
@@ -198,9 +191,9 @@ final class Worker: Sendable {
     let name: String
     let role: String
     let opsPort: Int
-    let process: Process
+    let process: ChildProcess
 
-    private init(name: String, role: String, opsPort: Int, process: Process) {
+    private init(name: String, role: String, opsPort: Int, process: ChildProcess) {
         self.name = name
         self.role = role
         self.opsPort = opsPort
@@ -210,29 +203,21 @@ final class Worker: Sendable {
     static func start(
         role: String, name: String, executable: String, environment: [String: String], opsPort: Int, logDirectory: URL
     ) throws -> Worker {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [role, "--log-level", "warning"]
         var environment = environment
         environment["LIVELINE_OPS_PORT"] = "\(opsPort)"
-        process.environment = environment
-        let log = logDirectory.appendingPathComponent("\(name).log")
-        if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
-        let handle = try FileHandle(forWritingTo: log)
-        handle.seekToEndOfFile()
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
+        let process = try ChildProcess.start(
+            executable, arguments: [role, "--log-level", "warning"], environment: environment,
+            output: logDirectory.appendingPathComponent("\(name).log").path)
         return Worker(name: name, role: role, opsPort: opsPort, process: process)
     }
 
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { process.pid }
 
     func waitUntilReady(timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            guard process.isRunning else {
-                throw BenchError("\(name) exited with status \(process.terminationStatus) before it was ready; see its log")
+            if let status = process.exitStatus {
+                throw BenchError("\(name) exited with status \(status) before it was ready; see its log")
             }
             if (try? await get("/readyz").status) == 200 { return }
             try await Task.sleep(for: .milliseconds(250))
@@ -248,20 +233,16 @@ final class Worker: Sendable {
         }
     }
 
-    /// SIGTERM (a graceful drain) and wait.
-    func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+    /// SIGTERM (a graceful drain) and waits; SIGKILL after a minute. Returns whether the
+    /// worker ended by itself: one that does not has a shutdown bug.
+    func stop() async -> Bool {
+        await process.terminate(grace: .seconds(60))
     }
 
     /// SIGKILL: the crash the fault suite stages.
-    func kill() {
-        if process.isRunning {
-            _ = Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+    func kill() async {
+        process.signal(SIGKILL)
+        _ = await process.exited()
     }
 
     private func get(_ path: String) async throws -> (status: Int, body: String) {

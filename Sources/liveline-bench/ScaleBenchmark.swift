@@ -72,7 +72,8 @@ struct ScaleBenchmark: AsyncParsableCommand {
         } while ContinuousClock.now < settle
 
         // A graceful stop flushes the workers' traces, which the ledger reads.
-        pipeline.stopWorkers()
+        let killed = await pipeline.stopWorkers()
+        if !killed.isEmpty { throw BenchError("\(killed.joined(separator: ", ")) did not end within a minute of SIGTERM") }
         let outcome = try await Outcome.collect(
             pipeline: pipeline, load: load, publishedAt: publishedAt, apnsIDs: apnsIDs, duplicateBound: 0)
         return Summary(

@@ -1,5 +1,6 @@
 import APNsSimulator
 import Foundation
+import LivelineBenchSupport
 import Logging
 import NIOCore
 import NIOHPACK
@@ -65,7 +66,7 @@ struct NGHTTP2InteropTests {
             "-keyout", keyFile, "-out", certificateFile,
         ])
         // nghttpd cannot report a port it chose, so try free-looking ones until one binds.
-        var server: Process?
+        var server: ChildProcess?
         var port = 0
         for _ in 0..<10 {
             port = Int.random(in: 20_000...60_000)
@@ -80,11 +81,11 @@ struct NGHTTP2InteropTests {
                 server = process
                 break
             }
-            process.terminate()
+            process.signal(SIGTERM)
         }
         let nghttpdProcess = try #require(server, "nghttpd did not start")
         let listening = port
-        defer { nghttpdProcess.terminate() }
+        defer { nghttpdProcess.signal(SIGTERM) }
 
         let pool = try HTTP2ConnectionPool(
             endpoint: APNsEndpoint(host: "127.0.0.1", port: port, trust: .pem(String(contentsOfFile: certificateFile, encoding: .utf8))),
@@ -168,33 +169,20 @@ enum Tool {
         return url
     }
 
-    static func start(_ executable: URL, _ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+    static func start(_ executable: URL, _ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess.start(executable.path, arguments: arguments, output: "/dev/null")
     }
 
     /// Runs to the end and returns standard output and error together.
     static func run(_ executable: URL, _ arguments: [String]) async throws -> String {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        // Read on another thread while the process runs, so a full pipe never blocks it.
-        let output = try await Task.detached { try pipe.fileHandleForReading.readToEnd() ?? Data() }.value
-        process.waitUntilExit()
-        return String(decoding: output, as: UTF8.self)
+        let output = try temporaryDirectory().appendingPathComponent("output")
+        defer { try? FileManager.default.removeItem(at: output.deletingLastPathComponent()) }
+        _ = try await ChildProcess.start(executable.path, arguments: arguments, output: output.path).exited()
+        return try String(contentsOf: output, encoding: .utf8)
     }
 
     /// Whether something accepts TCP connections on the port within a few seconds.
-    static func waitForListener(port: Int, process: Process) async -> Bool {
+    static func waitForListener(port: Int, process: ChildProcess) async -> Bool {
         for _ in 0..<100 {
             guard process.isRunning else { return false }
             if let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
