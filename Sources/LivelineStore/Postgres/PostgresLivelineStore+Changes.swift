@@ -136,7 +136,7 @@ extension PostgresLivelineStore {
             RETURNING a.id, a.budget_spent
             """
         var spent: [String: Int] = [:]
-        for try await (id, count) in try await client.query(query, logger: logger).decode((String, Int64).self) {
+        for (id, count) in try await self.query(query).decode((String, Int64).self) {
             spent[id] = Int(count)
         }
         return spent
@@ -146,11 +146,11 @@ extension PostgresLivelineStore {
         guard !tokens.isEmpty else { return [] }
         let ms = at.millisecondsSince1970
         var marked: Set<String> = []
-        for try await token in try await client.query("""
+        for token in try await query("""
             UPDATE push_to_start_tokens SET used_ms = \(ms)
             WHERE attributes_type = \(attributesType) AND used_ms IS NULL AND token = ANY(\(tokens)::text[])
             RETURNING token
-            """, logger: logger).decode(String.self) {
+            """).decode(String.self) {
             marked.insert(token)
         }
         return marked
@@ -159,13 +159,13 @@ extension PostgresLivelineStore {
     public func audience(topics: [String], attributesType: String) async throws -> [PushToStartToken] {
         guard !topics.isEmpty else { return [] }
         var audience: [PushToStartToken] = []
-        for try await (userID, deviceID, token, registered, environment, osVersion) in try await client.query("""
+        for (userID, deviceID, token, registered, environment, osVersion) in try await query("""
             SELECT p.user_id, p.device_id, p.token, p.registered_ms, p.environment, p.os_version
             FROM push_to_start_tokens p
             WHERE p.attributes_type = \(attributesType) AND p.used_ms IS NULL
               AND p.user_id IN (SELECT f.user_id FROM follows f WHERE f.topic = ANY(\(topics)::text[]))
             ORDER BY p.user_id, p.device_id
-            """, logger: logger).decode((String, String, String, Int64, String, String?).self) {
+            """).decode((String, String, String, Int64, String, String?).self) {
             audience.append(PushToStartToken(
                 userID: userID, attributesType: attributesType, deviceID: deviceID, token: token,
                 registeredAt: Date(millisecondsSince1970: registered), environment: APNsEnvironment(stored: environment),

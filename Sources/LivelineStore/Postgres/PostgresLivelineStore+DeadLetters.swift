@@ -48,10 +48,8 @@ extension PostgresLivelineStore {
     public func deadLetterCounts(matching filter: DeadLetterFilter) async throws -> [String: Int] {
         let (conditions, values) = DeadLetterQuery.conditions(filter)
         var counts: [String: Int] = [:]
-        for try await (reason, count) in try await client.query(
-            Self.query("SELECT reason, count(*) FROM dead_letters WHERE \(conditions) GROUP BY reason", values),
-            logger: logger
-        ).decode((String, Int64).self) {
+        for (reason, count) in try await query(
+            Self.query("SELECT reason, count(*) FROM dead_letters WHERE \(conditions) GROUP BY reason", values)).decode((String, Int64).self) {
             counts[reason] = Int(count)
         }
         return counts
@@ -87,7 +85,7 @@ extension PostgresLivelineStore {
         // '' stands for "release only": the claim is cleared and the letter stays as it was.
         let resolutions = outcomes.map { $0.outcome ?? "" }
         let ms = now.millisecondsSince1970
-        try await client.query("""
+        try await query("""
             UPDATE dead_letters d SET
                 resolution = CASE WHEN o.outcome = '' THEN d.resolution ELSE o.outcome END,
                 resolved_ms = CASE WHEN o.outcome = '' THEN d.resolved_ms ELSE \(ms) END,
@@ -95,15 +93,13 @@ extension PostgresLivelineStore {
                 claim = NULL, claim_ms = NULL
             FROM unnest(\(ids)::text[], \(resolutions)::text[]) AS o(id, outcome)
             WHERE d.id = o.id AND d.claim = \(claimant)
-            """, logger: logger)
+            """)
     }
 
     public func purgeDeadLetters(matching filter: DeadLetterFilter) async throws -> Int {
         let (conditions, values) = DeadLetterQuery.conditions(filter)
-        for try await count in try await client.query(
-            Self.query("WITH d AS (DELETE FROM dead_letters WHERE \(conditions) RETURNING 1) SELECT count(*) FROM d", values),
-            logger: logger
-        ).decode(Int64.self) {
+        for count in try await query(
+            Self.query("WITH d AS (DELETE FROM dead_letters WHERE \(conditions) RETURNING 1) SELECT count(*) FROM d", values)).decode(Int64.self) {
             return Int(count)
         }
         return 0
@@ -111,10 +107,10 @@ extension PostgresLivelineStore {
 
     public func traceLines(activityID: String, after sequence: Int64, limit: Int) async throws -> [TraceLine] {
         var lines: [TraceLine] = []
-        for try await (seq, at, kind, detail) in try await client.query("""
+        for (seq, at, kind, detail) in try await query("""
             SELECT seq, at_ms, kind, detail FROM activity_trace WHERE activity_id = \(activityID) AND seq > \(sequence)
             ORDER BY seq LIMIT \(Int64(max(0, limit)))
-            """, logger: logger).decode((Int64, Int64, String, String).self)
+            """).decode((Int64, Int64, String, String).self)
         {
             lines.append(TraceLine(
                 sequence: seq,
@@ -149,7 +145,7 @@ extension PostgresLivelineStore {
 
     private func records(_ query: PostgresQuery) async throws -> [DeadLetterRecord] {
         var letters: [DeadLetterRecord] = []
-        for try await row in try await client.query(query, logger: logger) {
+        for row in try await self.query(query).rows {
             let (id, reason, source, message, domain, activity, event, job, kind, body, routingKey, attempts,
                  first, last, kept, deaths, resolution, resolved, resolvedCount) = try row.decode(
                 (String, String, String, String, String?, String?, String?, String?, String, Data, String, Int64,

@@ -24,9 +24,8 @@ extension PostgresLivelineStore {
     }
 
     public func channel(domain: String, key: String) async throws -> BroadcastChannel? {
-        for try await (channelID, created, deleted) in try await client.query(
-            "SELECT channel_id, created_ms, deleted_ms FROM channels WHERE domain = \(domain) AND key = \(key)", logger: logger
-        ).decode((String, Int64, Int64?).self) {
+        for (channelID, created, deleted) in try await query(
+            "SELECT channel_id, created_ms, deleted_ms FROM channels WHERE domain = \(domain) AND key = \(key)").decode((String, Int64, Int64?).self) {
             return BroadcastChannel(
                 domain: domain, key: key, channelID: channelID, createdAt: Date(millisecondsSince1970: created),
                 deletedAt: Date(millisecondsSince1970: deleted))
@@ -36,9 +35,8 @@ extension PostgresLivelineStore {
 
     public func liveChannelIDs() async throws -> Set<String> {
         var ids: Set<String> = []
-        for try await id in try await client.query(
-            "SELECT channel_id FROM channels WHERE deleted_ms IS NULL", logger: logger
-        ).decode(String.self) {
+        for id in try await query(
+            "SELECT channel_id FROM channels WHERE deleted_ms IS NULL").decode(String.self) {
             ids.insert(id)
         }
         return ids
@@ -48,13 +46,13 @@ extension PostgresLivelineStore {
         let ended = endedBefore.millisecondsSince1970
         let started = startedBefore.millisecondsSince1970
         var channels: [BroadcastChannel] = []
-        for try await (domain, key, channelID, created) in try await client.query("""
+        for (domain, key, channelID, created) in try await query("""
             SELECT c.domain, c.key, c.channel_id, c.created_ms
             FROM channels c LEFT JOIN activities a ON a.id = c.key AND a.domain = c.domain
             WHERE c.deleted_ms IS NULL
               AND (a.ended_ms < \(ended) OR COALESCE(a.started_ms, c.created_ms) < \(started))
             ORDER BY c.created_ms LIMIT \(Int64(limit))
-            """, logger: logger).decode((String, String, String, Int64).self) {
+            """).decode((String, String, String, Int64).self) {
             channels.append(BroadcastChannel(
                 domain: domain, key: key, channelID: channelID, createdAt: Date(millisecondsSince1970: created)))
         }
@@ -82,11 +80,11 @@ extension PostgresLivelineStore {
     public func trace(activityID: String, limit: Int) async throws -> [TraceEntry] {
         let limit = Int64(max(0, limit))
         var entries: [TraceEntry] = []
-        for try await (at, kind, detail) in try await client.query("""
+        for (at, kind, detail) in try await query("""
             SELECT at_ms, kind, detail FROM (
                 SELECT * FROM activity_trace WHERE activity_id = \(activityID) ORDER BY at_ms DESC, seq DESC LIMIT \(limit)
             ) newest ORDER BY at_ms, seq
-            """, logger: logger).decode((Int64, String, String).self)
+            """).decode((Int64, String, String).self)
         {
             entries.append(TraceEntry(
                 activityID: activityID, at: Date(millisecondsSince1970: at),
@@ -105,32 +103,31 @@ extension PostgresLivelineStore {
     // MARK: Preferences and reconciliation
 
     public func preferences(userID: String) async throws -> UserPreferences {
-        for try await (enabled, frequent) in try await client.query(
-            "SELECT activities_enabled, frequent_pushes_enabled FROM preferences WHERE user_id = \(userID)", logger: logger
-        ).decode((Bool, Bool).self) {
+        for (enabled, frequent) in try await query(
+            "SELECT activities_enabled, frequent_pushes_enabled FROM preferences WHERE user_id = \(userID)").decode((Bool, Bool).self) {
             return UserPreferences(activitiesEnabled: enabled, frequentPushesEnabled: frequent)
         }
         return .defaults
     }
 
     public func setPreferences(_ preferences: UserPreferences, userID: String) async throws {
-        try await client.query("""
+        try await query("""
             INSERT INTO preferences (user_id, activities_enabled, frequent_pushes_enabled)
             VALUES (\(userID), \(preferences.activitiesEnabled), \(preferences.frequentPushesEnabled))
             ON CONFLICT (user_id) DO UPDATE SET activities_enabled = EXCLUDED.activities_enabled,
                 frequent_pushes_enabled = EXCLUDED.frequent_pushes_enabled
-            """, logger: logger)
+            """)
     }
 
     public func activity(id: String) async throws -> ActivityRecord? {
-        for try await (domain, type, owner, attributes, contentState, lastEvent, started, ended, endReason, spent, window,
+        for (domain, type, owner, attributes, contentState, lastEvent, started, ended, endReason, spent, window,
                        lastEventID, lastStatus, lastPush, startSent)
-            in try await client.query("""
+            in try await query("""
                 SELECT domain, attributes_type, user_id, attributes, content_state, last_event_ms, started_ms, ended_ms,
                        end_reason, budget_spent, budget_window_ms, last_event_id, last_status, last_push_s,
                        push_to_start_sent_ms
                 FROM activities WHERE id = \(id)
-                """, logger: logger).decode(
+                """).decode(
                     (String, String, String, String?, String?, Int64?, Int64?, Int64?, String?, Int64, Int64?,
                      String?, String?, Int64?, Int64?).self)
         {

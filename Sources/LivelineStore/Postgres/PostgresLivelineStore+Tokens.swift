@@ -59,7 +59,7 @@ extension PostgresLivelineStore {
         let registered = token.registeredAt.millisecondsSince1970
         let used = token.usedAt?.millisecondsSince1970
         let environment = token.environment.rawValue
-        try await client.query("""
+        try await query("""
             INSERT INTO push_to_start_tokens
                 (user_id, attributes_type, device_id, token, registered_ms, used_ms, environment, os_version)
             VALUES (\(token.userID), \(token.attributesType), \(token.deviceID), \(token.token), \(registered), \(used),
@@ -67,7 +67,7 @@ extension PostgresLivelineStore {
             ON CONFLICT (user_id, attributes_type, device_id) DO UPDATE SET token = EXCLUDED.token,
                 registered_ms = EXCLUDED.registered_ms, used_ms = EXCLUDED.used_ms, environment = EXCLUDED.environment,
                 os_version = EXCLUDED.os_version
-            """, logger: logger)
+            """)
     }
 
     public func removePushToStartTokens(userID: String, attributesType: String, deviceID: String?) async throws -> Int {
@@ -93,9 +93,8 @@ extension PostgresLivelineStore {
 
     public func follows(userID: String) async throws -> [Follow] {
         var follows: [Follow] = []
-        for try await (topic, ms) in try await client.query(
-            "SELECT topic, followed_ms FROM follows WHERE user_id = \(userID) ORDER BY topic", logger: logger
-        ).decode((String, Int64).self) {
+        for (topic, ms) in try await query(
+            "SELECT topic, followed_ms FROM follows WHERE user_id = \(userID) ORDER BY topic").decode((String, Int64).self) {
             follows.append(Follow(topic: topic, followedAt: Date(millisecondsSince1970: ms)))
         }
         return follows

@@ -35,7 +35,7 @@ extension PostgresLivelineStore {
             """
         var snapshots: [String: StoredActivity] = [:]
         snapshots.reserveCapacity(unique.count)
-        for try await row in try await client.query(query, logger: logger) {
+        for row in try await self.query(query).rows {
             let (id, userID, attributesType,
                  domain, type, owner, attributes, contentState, lastEvent, started, ended, endReason, spent, window,
                  lastEventID, lastStatus, lastPush, startSent,

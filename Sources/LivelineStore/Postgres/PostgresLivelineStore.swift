@@ -26,7 +26,8 @@ public final class PostgresLivelineStore: ActivityStore {
 
     /// Applies missing migrations. Safe to call from several processes at once.
     public func migrate() async throws {
-        try await PostgresSchema.migrate(client: client, logger: logger)
+        let logger = self.logger
+        try await transaction { connection in try await PostgresSchema.migrate(on: connection, logger: logger) }
     }
 
     /// The applied schema version.
@@ -37,33 +38,93 @@ public final class PostgresLivelineStore: ActivityStore {
     /// Runs `body` in a transaction, again if PostgreSQL picked it as a deadlock victim:
     /// the whole batch is rolled back then, so running it again is safe.
     func transaction<Result: Sendable>(
-        _ body: @Sendable (PostgresConnection) async throws -> Result
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         var attempt = 0
         while true {
             do {
-                return try await client.withTransaction(logger: logger) { connection in
-                    try await body(connection)
+                return try await onConnection { connection in
+                    try await Self.inTransaction(on: connection, logger: self.logger, body)
                 }
-            } catch let error as PostgresTransactionError where attempt < conflictRetries && Self.isConflict(error) {
+            } catch let error where attempt < conflictRetries && Self.isConflict(error) {
                 attempt += 1
                 logger.debug("retrying store transaction after a conflict", metadata: StoreLogKey.metadata([.attempt: "\(attempt)"]))
-            } catch let error as PostgresTransactionError {
-                throw error.closureError ?? error.commitError ?? error.beginError ?? error
             }
         }
     }
 
-    static func isConflict(_ error: PostgresTransactionError) -> Bool {
-        for case let error as PSQLError in [error.closureError, error.commitError].compactMap({ $0 }) {
-            if let state = error.serverInfo?[.sqlState], state == "40P01" || state == "40001" { return true }
+    /// Runs `query` and returns every row: the rows are read while the connection is held.
+    @discardableResult
+    func query(_ query: PostgresQuery) async throws -> Rows {
+        try await onConnection { connection in
+            Rows(rows: try await connection.query(query, logger: self.logger).collect())
         }
-        return false
+    }
+
+    /// A query's rows, read to the end.
+    struct Rows: Sendable {
+        let rows: [PostgresRow]
+
+        func decode<each Column: PostgresDecodable>(_ columns: (repeat each Column).Type) throws -> [(repeat each Column)] {
+            try rows.map { try $0.decode(columns) }
+        }
+    }
+
+    /// Runs `body` on a pooled connection, and fails it when the connection closes first.
+    ///
+    /// postgres-nio 1.33 never answers a query written to a connection that has just
+    /// closed: the write is dropped, and the query's promise with it. A store outage could
+    /// then leave a worker waiting forever: the sender on the ROLLBACK that its
+    /// `withTransaction` sends after the error saying the connection closed, the translator
+    /// on a query it began as the connection went. Neither could drain on SIGTERM (the fault
+    /// suite's store-outage case, about one run in eight). So every use of a connection also
+    /// ends when the connection closes; a query left unanswered stays behind in its task.
+    func onConnection<Result: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await client.withConnection { connection in
+            let outcome = connection.eventLoop.makePromise(of: Result.self)
+            // A promise completes once; whichever comes second is ignored.
+            connection.closeFuture.whenComplete { _ in outcome.fail(StoreError.backend("the connection to PostgreSQL closed")) }
+            let work = Task {
+                do { outcome.succeed(try await body(connection)) } catch { outcome.fail(error) }
+            }
+            return try await withTaskCancellationHandler {
+                try await outcome.futureResult.get()
+            } onCancel: {
+                work.cancel()
+            }
+        }
+    }
+
+    /// BEGIN, `body`, COMMIT; ROLLBACK when `body` throws and the connection is still there
+    /// (when it is gone, the server has rolled the transaction back itself).
+    static func inTransaction<Result: Sendable>(
+        on connection: PostgresConnection, logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await connection.query("BEGIN;", logger: logger)
+        let value: Result
+        do {
+            value = try await body(connection)
+        } catch {
+            if !connection.isClosed { _ = try? await connection.query("ROLLBACK;", logger: logger) }
+            throw error
+        }
+        // A COMMIT that fails ends the transaction too; there is nothing to roll back.
+        try await connection.query("COMMIT;", logger: logger)
+        return value
+    }
+
+    /// Whether PostgreSQL aborted the transaction as a deadlock victim or a serialization
+    /// failure, so running it again is safe.
+    static func isConflict(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40P01" || state == "40001"
     }
 
     /// The first column of the first row, or `nil`.
     func first<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async throws -> Value? {
-        for try await value in try await client.query(query, logger: logger).decode(Value.self) {
+        for value in try await self.query(query).decode(Value.self) {
             return value
         }
         return nil

@@ -152,38 +152,36 @@ enum PostgresSchema {
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
-    /// Applies the missing migrations in one transaction under an advisory lock keyed by the
-    /// schema, so two processes starting at once apply each migration once.
-    static func migrate(client: PostgresClient, logger: Logger) async throws {
-        try await client.withTransaction(logger: logger) { connection in
+    /// Applies the missing migrations, in the caller's transaction, under an advisory lock
+    /// keyed by the schema, so two processes starting at once apply each migration once.
+    static func migrate(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtext('liveline.schema_version:' || current_schema())::bigint)",
+            logger: logger)
+        try await connection.query("""
+            CREATE TABLE IF NOT EXISTS schema_version (
+                version INTEGER PRIMARY KEY,
+                applied_ms BIGINT NOT NULL
+            )
+            """, logger: logger)
+        var current = 0
+        for try await version in try await connection.query(
+            "SELECT COALESCE(MAX(version), 0)::bigint FROM schema_version", logger: logger
+        ).decode(Int64.self) {
+            current = Int(version)
+        }
+        guard current <= latestVersion else {
+            throw StoreError.newerSchema("database is at schema \(current), this build knows \(latestVersion)")
+        }
+        for migration in migrations where migration.version > current {
+            for statement in migration.statements {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+            let version = migration.version
+            let now = Date().millisecondsSince1970
             try await connection.query(
-                "SELECT pg_advisory_xact_lock(hashtext('liveline.schema_version:' || current_schema())::bigint)",
-                logger: logger)
-            try await connection.query("""
-                CREATE TABLE IF NOT EXISTS schema_version (
-                    version INTEGER PRIMARY KEY,
-                    applied_ms BIGINT NOT NULL
-                )
-                """, logger: logger)
-            var current = 0
-            for try await version in try await connection.query(
-                "SELECT COALESCE(MAX(version), 0)::bigint FROM schema_version", logger: logger
-            ).decode(Int64.self) {
-                current = Int(version)
-            }
-            guard current <= latestVersion else {
-                throw StoreError.newerSchema("database is at schema \(current), this build knows \(latestVersion)")
-            }
-            for migration in migrations where migration.version > current {
-                for statement in migration.statements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                }
-                let version = migration.version
-                let now = Date().millisecondsSince1970
-                try await connection.query(
-                    "INSERT INTO schema_version (version, applied_ms) VALUES (\(version), \(now))", logger: logger)
-                logger.info("applied store migration", metadata: StoreLogKey.metadata([.schemaVersion: "\(version)"]))
-            }
+                "INSERT INTO schema_version (version, applied_ms) VALUES (\(version), \(now))", logger: logger)
+            logger.info("applied store migration", metadata: StoreLogKey.metadata([.schemaVersion: "\(version)"]))
         }
     }
 }

@@ -1,0 +1,54 @@
+import Foundation
+import LivelineStoreTestSupport
+import Logging
+import PostgresNIO
+import Testing
+
+@testable import LivelineStore
+
+/// A connection that PostgreSQL closes under an operation must fail the operation, never
+/// leave it waiting: postgres-nio 1.33 drops a query written to a connection that has just
+/// closed, and a store outage once left a worker waiting forever on one.
+@Suite(.enabled(if: PostgresTestDatabase.isRequested, "set LIVELINE_TEST_POSTGRES_URL (scripts/with-postgres swift test)"))
+struct PostgresConnectionLossTests {
+    @Test("an operation whose connection is terminated fails at once, however long its query would wait")
+    func operationEndsWithItsConnection() async throws {
+        try await PostgresTestDatabase.withSchema { _, client in
+            let store = PostgresLivelineStore(client: client, logger: Logger(label: "test.connection-loss"))
+            let started = ContinuousClock.now
+            await #expect(throws: StoreError.self) {
+                try await store.onConnection { connection in
+                    try await Self.terminate(connection, from: store)
+                    // Stands for the query that is never answered.
+                    try await Task.sleep(for: .seconds(120))
+                }
+            }
+            #expect(ContinuousClock.now - started < .seconds(10))
+        }
+    }
+
+    @Test("a transaction whose connection is terminated mid-way fails, and the store goes on with a new connection")
+    func transactionEndsWithItsConnection() async throws {
+        try await PostgresTestDatabase.withSchema { _, client in
+            let store = PostgresLivelineStore(client: client, logger: Logger(label: "test.connection-loss"))
+            try await store.migrate()
+            let started = ContinuousClock.now
+            await #expect(throws: (any Error).self) {
+                try await store.transaction { connection in
+                    try await Self.terminate(connection, from: store)
+                    try await connection.query("SELECT 1", logger: store.logger)
+                }
+            }
+            #expect(ContinuousClock.now - started < .seconds(10))
+            #expect(try await store.schemaVersion() == PostgresSchema.latestVersion)
+        }
+    }
+
+    /// Ends `connection`'s backend through another of the store's connections.
+    static func terminate(_ connection: PostgresConnection, from store: PostgresLivelineStore) async throws {
+        let backend = try #require(try await PostgresLivelineStore.first(Int32.self, "SELECT pg_backend_pid()", on: connection, logger: store.logger))
+        try await store.query("SELECT pg_terminate_backend(\(backend))")
+        // The server's FATAL error and the close take a moment to arrive.
+        _ = try? await connection.closeFuture.get()
+    }
+}
