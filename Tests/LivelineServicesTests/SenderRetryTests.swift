@@ -193,7 +193,9 @@ import Testing
     @Test func anActivitysDevicesAreSentToInParallel() async throws {
         try await withSender { harness in
             let slow = randomDeviceToken(), fast = randomDeviceToken()
-            harness.simulator.injectFault(.latency(milliseconds: 3_000), forDevice: slow, times: 1)
+            // Waiting behind the slow device would take its full 10 s; the bound leaves a busy
+            // machine 7.5 s, as a 2.5 s bound on a 3 s latency once failed by 0.2 s.
+            harness.simulator.injectFault(.latency(milliseconds: 10_000), forDevice: slow, times: 1)
             let activity = "g-lanes-\(UUID().uuidString.prefix(6))"
             let first = makeJob(target: .device(token: slow, kind: .update), activityID: activity)
             let behind = makeJob(target: .device(token: fast, kind: .update), activityID: activity)
@@ -202,7 +204,7 @@ import Testing
             try await eventually("the second device served while the first waits") {
                 harness.simulator.deliveries(toDevice: fast).count == 1
             }
-            #expect(ContinuousClock.now - published < .milliseconds(2_500), "did not wait behind the slow device")
+            #expect(ContinuousClock.now - published < .milliseconds(7_500), "did not wait behind the slow device")
             try await eventually("the slow device served too") { harness.simulator.deliveries(toDevice: slow).count == 1 }
         }
     }
