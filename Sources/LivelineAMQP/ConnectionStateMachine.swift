@@ -133,6 +133,8 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
     private var returned: [UInt64: AMQPError] = [:]
     private var waiting: [Publish] = []
     private var waitingHead = 0
+    /// How many publishes at the head of the queue are resends from a lost connection.
+    private var resendCount = 0
 
     private var consumersByID: [UInt64: Consumer] = [:]
     private(set) var topologies: [AMQPTopology] = []
@@ -242,9 +244,6 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
         lastInbound = now
         return .none
     }
-
-    /// How many publishes at the head of the queue are resends from a lost connection.
-    private var resendCount = 0
 
     mutating func connectFailed(_ error: AMQPError, now: Instant) -> Action {
         switch state {
@@ -370,17 +369,19 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
 
     /// `basic.ack` on the publisher channel.
     mutating func publishConfirmed(tag: UInt64, multiple: Bool) -> [PublishOutcome] {
-        confirms.settle(tag: tag, multiple: multiple).map { tag, publish in
-            if let error = returned.removeValue(forKey: tag) { return .returned(publish, error) }
-            return .confirmed(publish)
-        }
+        settle(tag: tag, multiple: multiple, PublishOutcome.confirmed)
     }
 
     /// `basic.nack` on the publisher channel.
     mutating func publishNacked(tag: UInt64, multiple: Bool) -> [PublishOutcome] {
+        settle(tag: tag, multiple: multiple, PublishOutcome.nacked)
+    }
+
+    /// The publishes a confirm settles; a returned one ends as returned, whatever the confirm.
+    private mutating func settle(tag: UInt64, multiple: Bool, _ outcome: (Publish) -> PublishOutcome) -> [PublishOutcome] {
         confirms.settle(tag: tag, multiple: multiple).map { tag, publish in
             if let error = returned.removeValue(forKey: tag) { return .returned(publish, error) }
-            return .nacked(publish)
+            return outcome(publish)
         }
     }
 

@@ -79,7 +79,7 @@ struct E2EBenchmark: AsyncParsableCommand {
         let stages = try await Stage.means(of: pipeline.workers)
         // A graceful stop flushes the workers' traces, which the ledger reads.
         let killed = await pipeline.stopWorkers()
-        if !killed.isEmpty { throw BenchError("\(killed.joined(separator: ", ")) did not end within a minute of SIGTERM") }
+        if !killed.isEmpty { throw BenchError(killed.map(\.notStopped).joined(separator: "; ")) }
 
         let outcome = try await Outcome.collect(
             pipeline: pipeline, load: load, publishedAt: publishedAt, apnsIDs: apnsIDs, duplicateBound: 0)

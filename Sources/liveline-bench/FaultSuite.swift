@@ -77,9 +77,7 @@ struct FaultSuite: AsyncParsableCommand {
             try await Drain.wait(for: pipeline, load: load, timeout: .seconds(180))
             let extra = try await fault.check(context)
             // A graceful stop flushes the workers' traces, which the ledger reads.
-            for name in await pipeline.stopWorkers() {
-                context.fail("\(name) did not end within a minute of SIGTERM, and was killed")
-            }
+            for worker in await pipeline.stopWorkers() { context.fail(worker.notStopped) }
             let outcome = try await Outcome.collect(
                 pipeline: pipeline, load: load, publishedAt: publishedAt, apnsIDs: apnsIDs,
                 duplicateBound: context.duplicateBound)
@@ -256,7 +254,7 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
             if await sender.stop() {
                 context.note("the drained sender exited; duplicates allowed: 0")
             } else {
-                context.fail("\(sender.name) did not end within a minute of SIGTERM, and was killed")
+                context.fail(sender.notStopped)
             }
             try await context.pipeline.startWorker("sender")
         case .brokerRestart:

@@ -164,11 +164,11 @@ final class Pipeline: @unchecked Sendable {
     }
 
     /// Stops every worker gracefully (SIGTERM, then waits): each drains and flushes its
-    /// trace. Returns the workers that did not end within a minute and were killed.
+    /// trace. Returns the workers that did not end within their grace and were killed.
     @discardableResult
-    func stopWorkers() async -> [String] {
-        var killed: [String] = []
-        for worker in workers where await !worker.stop() { killed.append(worker.name) }
+    func stopWorkers() async -> [Worker] {
+        var killed: [Worker] = []
+        for worker in workers where await !worker.stop() { killed.append(worker) }
         return killed
     }
 
@@ -234,10 +234,13 @@ final class Worker: Sendable {
     }
 
     /// SIGTERM (a graceful drain) and waits; SIGKILL after a minute. Returns whether the
-    /// worker ended by itself: one that does not has a shutdown bug.
+    /// worker ended by itself: one that does not has a shutdown bug (see ``notStopped``).
     func stop() async -> Bool {
         await process.terminate(grace: .seconds(60))
     }
+
+    /// What went wrong when ``stop()`` had to kill the worker.
+    var notStopped: String { "\(name) did not end within a minute of SIGTERM, and was killed" }
 
     /// SIGKILL: the crash the fault suite stages.
     func kill() async {

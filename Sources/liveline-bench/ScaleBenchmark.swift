@@ -73,7 +73,7 @@ struct ScaleBenchmark: AsyncParsableCommand {
 
         // A graceful stop flushes the workers' traces, which the ledger reads.
         let killed = await pipeline.stopWorkers()
-        if !killed.isEmpty { throw BenchError("\(killed.joined(separator: ", ")) did not end within a minute of SIGTERM") }
+        if !killed.isEmpty { throw BenchError(killed.map(\.notStopped).joined(separator: "; ")) }
         let outcome = try await Outcome.collect(
             pipeline: pipeline, load: load, publishedAt: publishedAt, apnsIDs: apnsIDs, duplicateBound: 0)
         return Summary(

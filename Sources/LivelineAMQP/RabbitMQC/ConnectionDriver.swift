@@ -138,6 +138,12 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         _ = write(wakeFD, &one, 8)
     }
 
+    /// Resets the eventfd that `signal()` made readable (owner thread).
+    private func drainWake() {
+        var value: UInt64 = 0
+        _ = read(wakeFD, &value, 8)
+    }
+
     private static func fail(_ command: Command, with error: AMQPError) {
         switch command {
         case .publish(let pending): pending.forEach { $0.completion.settle(index: $0.index, error: error) }
@@ -318,10 +324,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         let timeout: Int32 = closing ? 50 : (hasUnsettledDeliveries ? 2 : idle)
         _ = poll(&fds, 2, timeout)
         mailbox.withLock { $0.sleeping = false }
-        if fds[0].revents & Int16(POLLIN) != 0 {
-            var value: UInt64 = 0
-            _ = read(wakeFD, &value, 8)
-        }
+        if fds[0].revents & Int16(POLLIN) != 0 { drainWake() }
         if fds[1].revents & Int16(POLLIN) != 0 { machine.inboundActivity(now: clock.now) }
         if fds[1].revents & Int16(POLLOUT) != 0 { socketWritable = true }
     }
@@ -389,10 +392,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
             let remaining = Int32(max(1, min(100, (deadline - .now).seconds * 1000)))
             _ = poll(&fds, 1, remaining)
-            if fds[0].revents & Int16(POLLIN) != 0 {
-                var value: UInt64 = 0
-                _ = read(wakeFD, &value, 8)
-            }
+            if fds[0].revents & Int16(POLLIN) != 0 { drainWake() }
         }
         return !mailbox.withLock { $0.closeRequested }
     }

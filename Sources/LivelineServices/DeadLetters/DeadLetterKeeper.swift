@@ -43,10 +43,7 @@ public final class DeadLetterKeeper: Service {
             queue: topology.deadQueue, prefetch: UInt16(clamping: batchSize * 2))
         logger.info("dead-letter keeper consuming", metadata: ServiceLogKey.metadata([.deadLetterQueue: "\(topology.deadQueue)"]))
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                try? await gracefulShutdown()
-                await consumer.cancel()
-            }
+            group.addTask { await consumer.cancelAtGracefulShutdown() }
             while let batch = try await consumer.nextBatch(maxSize: batchSize, linger: .milliseconds(20)) {
                 await keep(batch)
             }

@@ -94,12 +94,9 @@ public final class SenderService: Service {
         try await withThrowingTaskGroup(of: Void.self) { background in
             background.addTask { await self.traces.run() }
             await withTaskGroup(of: Void.self) { watcher in
-                watcher.addTask {
-                    // Graceful shutdown and task cancellation both end the consumer the
-                    // same way: basic.cancel, so the iteration ends and the drain begins.
-                    try? await gracefulShutdown()
-                    await consumer.cancel()
-                }
+                // Graceful shutdown and task cancellation both end the consumer the same
+                // way: basic.cancel, so the iteration ends and the drain begins.
+                watcher.addTask { await consumer.cancelAtGracefulShutdown() }
                 await sendAll(from: consumer)
                 watcher.cancelAll()
             }

@@ -72,10 +72,7 @@ public struct TranslatorService: Service {
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Graceful shutdown stops new deliveries only; the loop below then works
             // through what was received, and ends when the consumer sequence does.
-            group.addTask {
-                try? await gracefulShutdown()
-                await consumer.cancel()
-            }
+            group.addTask { await consumer.cancelAtGracefulShutdown() }
             try await processBatches(from: consumer)
             group.cancelAll()
         }

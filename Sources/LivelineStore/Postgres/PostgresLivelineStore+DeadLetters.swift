@@ -49,7 +49,8 @@ extension PostgresLivelineStore {
         let (conditions, values) = DeadLetterQuery.conditions(filter)
         var counts: [String: Int] = [:]
         for (reason, count) in try await query(
-            Self.query("SELECT reason, count(*) FROM dead_letters WHERE \(conditions) GROUP BY reason", values)).decode((String, Int64).self) {
+            Self.query("SELECT reason, count(*) FROM dead_letters WHERE \(conditions) GROUP BY reason", values)
+        ).decode((String, Int64).self) {
             counts[reason] = Int(count)
         }
         return counts
@@ -99,7 +100,8 @@ extension PostgresLivelineStore {
     public func purgeDeadLetters(matching filter: DeadLetterFilter) async throws -> Int {
         let (conditions, values) = DeadLetterQuery.conditions(filter)
         for count in try await query(
-            Self.query("WITH d AS (DELETE FROM dead_letters WHERE \(conditions) RETURNING 1) SELECT count(*) FROM d", values)).decode(Int64.self) {
+            Self.query("WITH d AS (DELETE FROM dead_letters WHERE \(conditions) RETURNING 1) SELECT count(*) FROM d", values)
+        ).decode(Int64.self) {
             return Int(count)
         }
         return 0

@@ -25,7 +25,8 @@ extension PostgresLivelineStore {
 
     public func channel(domain: String, key: String) async throws -> BroadcastChannel? {
         for (channelID, created, deleted) in try await query(
-            "SELECT channel_id, created_ms, deleted_ms FROM channels WHERE domain = \(domain) AND key = \(key)").decode((String, Int64, Int64?).self) {
+            "SELECT channel_id, created_ms, deleted_ms FROM channels WHERE domain = \(domain) AND key = \(key)"
+        ).decode((String, Int64, Int64?).self) {
             return BroadcastChannel(
                 domain: domain, key: key, channelID: channelID, createdAt: Date(millisecondsSince1970: created),
                 deletedAt: Date(millisecondsSince1970: deleted))
@@ -36,7 +37,8 @@ extension PostgresLivelineStore {
     public func liveChannelIDs() async throws -> Set<String> {
         var ids: Set<String> = []
         for id in try await query(
-            "SELECT channel_id FROM channels WHERE deleted_ms IS NULL").decode(String.self) {
+            "SELECT channel_id FROM channels WHERE deleted_ms IS NULL"
+        ).decode(String.self) {
             ids.insert(id)
         }
         return ids
@@ -104,7 +106,8 @@ extension PostgresLivelineStore {
 
     public func preferences(userID: String) async throws -> UserPreferences {
         for (enabled, frequent) in try await query(
-            "SELECT activities_enabled, frequent_pushes_enabled FROM preferences WHERE user_id = \(userID)").decode((Bool, Bool).self) {
+            "SELECT activities_enabled, frequent_pushes_enabled FROM preferences WHERE user_id = \(userID)"
+        ).decode((Bool, Bool).self) {
             return UserPreferences(activitiesEnabled: enabled, frequentPushesEnabled: frequent)
         }
         return .defaults

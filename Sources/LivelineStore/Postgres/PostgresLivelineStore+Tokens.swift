@@ -94,7 +94,8 @@ extension PostgresLivelineStore {
     public func follows(userID: String) async throws -> [Follow] {
         var follows: [Follow] = []
         for (topic, ms) in try await query(
-            "SELECT topic, followed_ms FROM follows WHERE user_id = \(userID) ORDER BY topic").decode((String, Int64).self) {
+            "SELECT topic, followed_ms FROM follows WHERE user_id = \(userID) ORDER BY topic"
+        ).decode((String, Int64).self) {
             follows.append(Follow(topic: topic, followedAt: Date(millisecondsSince1970: ms)))
         }
         return follows
