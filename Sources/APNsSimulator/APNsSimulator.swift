@@ -132,6 +132,7 @@ public final class APNsSimulator: Sendable {
     public func resetRecords() {
         core.state.withLockedValue { state in
             state.deviceDeliveries.removeAll()
+            state.deviceArrivals.removeAll()
             state.channelDeliveries.removeAll()
             state.listening.removeAll()
             state.channelEnds.removeAll()

@@ -234,6 +234,9 @@ final class SimulatorCore: Sendable {
             let deliveries = state.withLockedValue { $0.channelDeliveries[channelID] ?? [] }
             return .json(200, Self.json(deliveries))
         }
+        if request.path.hasPrefix("/_sim/receipts") {
+            return receipts(request.path)
+        }
         if request.path == "/_sim/stats" {
             let stats = state.withLockedValue { $0.statistics }
             let byStatus = stats.responsesByStatus.sorted { $0.key < $1.key }
@@ -245,6 +248,36 @@ final class SimulatorCore: Sendable {
         }
         return .error(404, "BadPath")
     }
+
+    /// `GET /_sim/receipts?from=N`: the device pushes from arrival N on, at most
+    /// ``receiptsPerPage``, one line each: `<token> <apns-id> <microseconds since 1970>`. The
+    /// caller's next `from` is N plus the lines it got.
+    private func receipts(_ path: String) -> SimulatorReply {
+        let query = path.dropFirst("/_sim/receipts".count)
+        let from: Int
+        if query.isEmpty {
+            from = 0
+        } else if query.hasPrefix("?from="), let value = Int(query.dropFirst("?from=".count)), value >= 0 {
+            from = value
+        } else {
+            return .error(400, "BadQuery")
+        }
+        let page = state.withLockedValue { state in
+            state.deviceArrivals[min(from, state.deviceArrivals.count)..<min(from + Self.receiptsPerPage, state.deviceArrivals.count)]
+        }
+        var text = ""
+        text.reserveCapacity(page.count * 120)
+        for delivery in page {
+            let microseconds = Int64((delivery.receivedAt.timeIntervalSince1970 * 1e6).rounded())
+            text += "\(delivery.recipient) \(delivery.apnsID) \(microseconds)\n"
+        }
+        var reply = SimulatorReply(status: 200, headers: [("content-type", "text/plain")])
+        reply.body = Array(text.utf8)
+        return reply
+    }
+
+    /// Lines per `/_sim/receipts` answer: about 1 MB.
+    static let receiptsPerPage = 10_000
 
     private static func json(_ deliveries: [APNsSimulatorDelivery]) -> String {
         struct Wire: Encodable {
@@ -376,6 +409,7 @@ final class SimulatorCore: Sendable {
                     state.channelDeliveries[recipient, default: []].append(delivery)
                 } else {
                     state.deviceDeliveries[recipient, default: []].append(delivery)
+                    state.deviceArrivals.append(delivery)
                 }
             }
             if let listening {

@@ -18,6 +18,9 @@ struct SimulatorState: Sendable {
     }
 
     var deviceDeliveries: [String: [APNsSimulatorDelivery]] = [:]
+    /// Every device push in arrival order, for `GET /_sim/receipts`: a benchmark in another
+    /// process follows it with a cursor instead of asking for each device in turn.
+    var deviceArrivals: [APNsSimulatorDelivery] = []
     var channelDeliveries: [String: [APNsSimulatorDelivery]] = [:]
     /// Channel id → channel. Deleted channels are removed.
     var channels: [String: Channel] = [:]

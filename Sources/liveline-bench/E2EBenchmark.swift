@@ -29,6 +29,8 @@ struct E2EBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the last pushes.") var drainTimeout = 600
     @Option(help: "The soak: sample every process's memory this often (seconds), and print latency and memory per window.")
     var windowSeconds: Int?
+    @Option(help: "Where the APNs simulator runs: process (liveline apns-sim, as APNs is another machine) or in-process.")
+    var simulator: SimulatorPlacement = .process
     @Option(help: "Name of the scenario in the markdown table.") var scenario: String?
     @Option(help: "Append the figures as a markdown table row to this file.") var markdown: String?
     @Flag(help: "Print the summary as JSON.") var json = false
@@ -44,7 +46,8 @@ struct E2EBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         let passed = try await Pipeline.with(
-            executable: workers.liveline, amqpURL: workers.amqpURL, storeURL: storeURL, label: "e2e", passed: { $0 }, measure)
+            executable: workers.liveline, amqpURL: workers.amqpURL, storeURL: storeURL, label: "e2e", simulator: simulator,
+            passed: { $0 }, measure)
         if !passed { throw ExitCode.failure }
     }
 
@@ -56,7 +59,7 @@ struct E2EBenchmark: AsyncParsableCommand {
 
         let meter = UsageMeter(broker: BrokerUsage())
         if !backlog { try await startWorkers(pipeline) }
-        var before = meter.sample(pipeline.workers)
+        var before = meter.sample(pipeline)
         var started = Date().timeIntervalSince1970
         Progress.line("e2e: publishing \(events) events over \(activities) activities "
             + (rate == 0 ? "flat out" : "at \(rate)/s") + (backlog ? " before the workers start" : ""))
@@ -68,11 +71,11 @@ struct E2EBenchmark: AsyncParsableCommand {
         let publishedAt = try await load.publish(amqpURL: workers.amqpURL, progress: Progress(total: events, what: "published"))
         if backlog {
             try await startWorkers(pipeline)
-            before = meter.sample(pipeline.workers)
+            before = meter.sample(pipeline)
             started = Date().timeIntervalSince1970
         }
         try await Drain.wait(for: pipeline, load: load, timeout: .seconds(drainTimeout))
-        let after = meter.sample(pipeline.workers)
+        let after = meter.sample(pipeline)
         // The last memory sample while the workers still run: later ones would miss them.
         sampling?.cancel()
         if sampling != nil { memory.record(after) }
@@ -148,8 +151,9 @@ struct E2EBenchmark: AsyncParsableCommand {
         /// role; memory is the largest worker's peak, and the broker's resident size now
         /// (its peak counts every run since it started).
         func appendRow(to path: String) throws {
-            func cpu(_ prefix: String) -> String {
-                String(format: "%.0f", processes.filter { $0.name.hasPrefix(prefix) }.reduce(0) { $0 + $1.microsecondsPerEvent })
+            func cpu(_ prefixes: String...) -> String {
+                let matching = processes.filter { process in prefixes.contains { process.name.hasPrefix($0) } }
+                return String(format: "%.0f", matching.reduce(0) { $0 + $1.microsecondsPerEvent })
             }
             func peak(_ prefix: String) -> String {
                 String(format: "%.0f", processes.filter { $0.name.hasPrefix(prefix) }.map(\.peakRSSMiB).max() ?? 0)
@@ -165,7 +169,7 @@ struct E2EBenchmark: AsyncParsableCommand {
             text += String(
                 format: "| %@ | %@ | %d | %d | %d | %.0f | %.0f | %.1f | %.1f | %.1f | %@ / %@ / %@ / %@ | %@ / %@ / %@ | %d |\n",
                 scenario, store, translators, senders, events, eventsPerSecond, pushesPerSecond, p50, p99, p999,
-                cpu("translator"), cpu("sender"), cpu("broker"), cpu("bench"), peak("translator"), peak("sender"), broker,
+                cpu("translator"), cpu("sender"), cpu("broker"), cpu("bench", "apns-sim"), peak("translator"), peak("sender"), broker,
                 ledger.lost.count)
             if let handle = FileHandle(forWritingAtPath: path) {
                 handle.seekToEndOfFile()
@@ -195,9 +199,10 @@ enum Drain {
         let progress = Progress(total: load.total, what: "delivered, dropped or dead-lettered")
         let deadline = ContinuousClock.now + timeout
         var previous: [Int] = []
+        let tokens = (0..<load.activities).map(load.events.token)
         while ContinuousClock.now < deadline {
-            let delivered = (0..<load.activities).reduce(0) { sum, activity in
-                sum + Set(pipeline.simulator.deliveries(toDevice: load.events.token(activity)).map(\.apnsID)).count
+            let delivered = try await pipeline.receiver.receipts(toDevices: tokens).reduce(0) { sum, receipts in
+                sum + Set(receipts.map(\.apnsID)).count
             }
             var otherwise = 0
             for worker in pipeline.workers where worker.process.isRunning {
@@ -271,11 +276,17 @@ struct UsageMeter: Sendable {
         }
     }
 
-    func sample(_ workers: [Worker]) -> [String: ProcessUsage.Snapshot] {
+    /// Each worker, the broker, `liveline apns-sim` when it runs as a process, and this one.
+    func sample(_ pipeline: Pipeline) -> [String: ProcessUsage.Snapshot] {
         var samples: [String: ProcessUsage.Snapshot] = [:]
-        for worker in workers { samples[worker.name] = ProcessUsage.of(pid: worker.pid) }
+        for worker in pipeline.workers { samples[worker.name] = ProcessUsage.of(pid: worker.pid) }
         samples["broker"] = broker?.snapshot()
-        samples["bench (producer, simulator)"] = ProcessUsage.of(pid: getpid())
+        if let simulator = pipeline.simulatorProcess {
+            samples["apns-sim"] = ProcessUsage.of(pid: simulator.pid)
+            samples["bench (producer)"] = ProcessUsage.of(pid: getpid())
+        } else {
+            samples["bench (producer, simulator)"] = ProcessUsage.of(pid: getpid())
+        }
         return samples
     }
 
@@ -288,9 +299,10 @@ struct UsageMeter: Sendable {
         }
     }
 
-    /// Translators, senders, the broker, then this process.
+    /// Translators, senders, the broker, the simulator, then this process.
     private static func order(_ name: String) -> String {
-        name.hasPrefix("translator") ? "0" + name : name.hasPrefix("sender") ? "1" + name : name == "broker" ? "2" : "3"
+        name.hasPrefix("translator") ? "0" + name : name.hasPrefix("sender") ? "1" + name
+            : name == "broker" ? "2" : name == "apns-sim" ? "3" : "4"
     }
 }
 
@@ -301,7 +313,7 @@ final class MemorySamples: Sendable {
     func sample(every interval: Duration, pipeline: Pipeline, meter: UsageMeter) async throws {
         while true {
             try await Task.sleep(for: interval)
-            record(meter.sample(pipeline.workers))
+            record(meter.sample(pipeline))
         }
     }
 
@@ -349,7 +361,7 @@ struct SoakWindow: Codable, Sendable {
     }
 
     static func text(_ windows: [SoakWindow]) -> [String] {
-        let names = Set(windows.flatMap(\.rssMiB.keys)).filter { $0 != "bench (producer, simulator)" }.sorted()
+        let names = Set(windows.flatMap(\.rssMiB.keys)).filter { !$0.hasPrefix("bench") && $0 != "apns-sim" }.sorted()
         var lines = ["  soak, per window of publishing: latency of its events; each process's RSS (MiB) at its end",
                      "  from s    events  delivered   p50 ms   p99 ms  p99.9 ms  " + names.joined(separator: "  ")]
         for window in windows {

@@ -62,7 +62,7 @@ struct GameBenchmark: AsyncParsableCommand {
         try await pipeline.startWorker("translator")
         try await pipeline.startWorker("sender")
         let meter = UsageMeter(broker: BrokerUsage())
-        let before = meter.sample(pipeline.workers)
+        let before = meter.sample(pipeline)
         var logger = Logger(label: "bench.game")
         logger.logLevel = .error
         let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: workers.amqpURL), logger: logger)
@@ -97,7 +97,7 @@ struct GameBenchmark: AsyncParsableCommand {
             activityId: game, state: state(0, .live), attributes: attributes, topics: ["team:bench-home"], time: next()))
         _ = try await waitUntil(answered() >= base + followers, "push-to-start answered", total: followers, base: base, answered)
         let startSeconds = (ContinuousClock.now - startPublished).seconds
-        let afterStart = meter.sample(pipeline.workers)
+        let afterStart = meter.sample(pipeline)
         let starts = simulator.statistics.responsesByStatus[200].map { $0 - base } ?? 0
         let intoChannel = simulator.deliveries(toDevice: Self.token(run, 0, kind: 1)).first.map {
             $0.payloadString.contains("\"input-push-channel\":\"\(channel)\"")
@@ -127,7 +127,7 @@ struct GameBenchmark: AsyncParsableCommand {
         _ = try await waitUntil(
             answered() >= base + followers, "the goal per token", total: followers, base: base, answered)
         let perTokenSeconds = (ContinuousClock.now - perTokenPublished).seconds
-        let after = meter.sample(pipeline.workers)
+        let after = meter.sample(pipeline)
 
         return Summary(
             followers: followers, store: pipeline.storeURL.hasPrefix("sqlite:") ? "SQLite" : "PostgreSQL",

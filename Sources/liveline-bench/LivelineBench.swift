@@ -7,7 +7,8 @@ struct LivelineBench: AsyncParsableCommand {
         commandName: "liveline-bench",
         abstract: "Throughput benchmarks that print figures (run with -c release).",
         subcommands: [
-            AMQPBenchmark.self, ScaleBenchmark.self, E2EBenchmark.self, SenderDrainBenchmark.self, GameBenchmark.self,
+            AMQPBenchmark.self, ScaleBenchmark.self, E2EBenchmark.self, SenderDrainBenchmark.self, TranslatorDrainBenchmark.self,
+            GameBenchmark.self,
             FaultSuite.self,
         ]
     )

@@ -22,10 +22,10 @@ struct Outcome: Sendable {
         var firstReceipt = [Double](repeating: 0, count: load.total)
         var lastReceipt = 0.0
         var pushes = 0
-        for activity in 0..<load.activities {
-            for delivery in pipeline.simulator.deliveries(toDevice: load.events.token(activity)) {
+        for receipts in try await pipeline.receiver.receipts(toDevices: (0..<load.activities).map(load.events.token)) {
+            for delivery in receipts {
                 pushes += 1
-                let at = delivery.receivedAt.timeIntervalSince1970
+                let at = delivery.receivedAt
                 lastReceipt = max(lastReceipt, at)
                 guard let index = apnsIDs[delivery.apnsID.lowercased()] else {
                     ledger.unexpectedDeliveries += 1

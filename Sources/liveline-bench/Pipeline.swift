@@ -13,10 +13,15 @@ import Synchronization
 
 /// Liveline as people run it, for the benchmarks and the fault suite: `liveline
 /// translator` and `liveline sender` processes on a real broker and store, pushing to an
-/// APNs simulator in this process (so every push can be matched to its event), with the
-/// key and the simulator's CA on disk as an operator would have them.
+/// APNs simulator, with the key and the simulator's CA on disk as an operator would have
+/// them. The simulator is `liveline apns-sim` in a process of its own, or in this process
+/// where a fault is injected; either way every push can be matched to its event.
 final class Pipeline: @unchecked Sendable {
-    let simulator: APNsSimulator
+    /// The pushes as the simulator received them.
+    let receiver: any PushReceiver
+    /// `liveline apns-sim`, when the simulator runs as a process.
+    let simulatorProcess: SimulatorProcess?
+    private let localSimulator: APNsSimulator?
     let work: URL
     let executable: String
     let storeURL: String
@@ -26,16 +31,37 @@ final class Pipeline: @unchecked Sendable {
     private var nextOpsPort: Int
 
     private init(
-        simulator: APNsSimulator, work: URL, executable: String, storeURL: String, amqpURL: String,
+        simulator: Either, work: URL, executable: String, storeURL: String, amqpURL: String,
         environment: [String: String], opsPort: Int
     ) {
-        self.simulator = simulator
+        switch simulator {
+        case .local(let local):
+            receiver = local
+            localSimulator = local
+            simulatorProcess = nil
+        case .process(let process):
+            receiver = process
+            localSimulator = nil
+            simulatorProcess = process
+        }
         self.amqpURL = amqpURL
         self.work = work
         self.executable = executable
         self.storeURL = storeURL
         self.environment = environment
         nextOpsPort = opsPort
+    }
+
+    private enum Either {
+        case local(APNsSimulator)
+        case process(SimulatorProcess)
+    }
+
+    /// The simulator in this process, for injecting faults. Only pipelines started with
+    /// `simulator: .inProcess` have one.
+    var simulator: APNsSimulator {
+        guard let localSimulator else { preconditionFailure("this pipeline's simulator runs as liveline apns-sim") }
+        return localSimulator
     }
 
     /// Every worker process this bench started, so an interrupted bench takes them along
@@ -58,7 +84,8 @@ final class Pipeline: @unchecked Sendable {
     /// `goAwayAfterStreams`, the simulator sends GOAWAY on every connection after that many.
     /// `settings` are more `LIVELINE_*` variables for the workers.
     static func start(
-        executable: String?, amqpURL: String, storeURL: String?, label: String, goAwayAfterStreams: Int? = nil,
+        executable: String?, amqpURL: String, storeURL: String?, label: String, simulator placement: SimulatorPlacement,
+        goAwayAfterStreams: Int? = nil,
         settings: [String: String] = [:], domains: TranslatorConfiguration = BenchEvents.translatorConfiguration(),
         opsPort: Int = 19_090
     ) async throws -> Pipeline {
@@ -79,15 +106,30 @@ final class Pipeline: @unchecked Sendable {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let storeURL = storeURL ?? "sqlite:" + work.appendingPathComponent("liveline.sqlite").path
 
-        // APNs: a simulator in this process, which checks every JWT against the key.
+        // APNs: a simulator that checks every JWT against the key.
         let key = P256.Signing.PrivateKey()
-        let simulator = try APNsSimulator(configuration: .init(
-            maximumConcurrentStreams: 1000,
-            trustedKeys: [.init(keyID: "BENCHKEY01", teamID: "BENCHTEAM1", publicKeyPEM: key.publicKey.pemRepresentation)],
-            goAwayAfterStreams: goAwayAfterStreams, goAwayConnectionLimit: nil))
-        let simulatorPort = try await simulator.start()
         try key.pemRepresentation.write(to: work.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
-        try simulator.certificatePEM.write(to: work.appendingPathComponent("ca.pem"), atomically: true, encoding: .utf8)
+        let simulator: Either
+        let simulatorPort: Int
+        switch placement {
+        case .inProcess:
+            let local = try APNsSimulator(configuration: .init(
+                maximumConcurrentStreams: 1000,
+                trustedKeys: [.init(keyID: "BENCHKEY01", teamID: "BENCHTEAM1", publicKeyPEM: key.publicKey.pemRepresentation)],
+                goAwayAfterStreams: goAwayAfterStreams, goAwayConnectionLimit: nil))
+            simulatorPort = try await local.start()
+            try local.certificatePEM.write(to: work.appendingPathComponent("ca.pem"), atomically: true, encoding: .utf8)
+            simulator = .local(local)
+        case .process:
+            guard goAwayAfterStreams == nil else { throw BenchError("GOAWAY after N streams needs the simulator in this process") }
+            let process = try await SimulatorProcess.start(
+                executable: executable, publicKeyPEM: key.publicKey.pemRepresentation, keyID: "BENCHKEY01",
+                teamID: "BENCHTEAM1", work: work, certificateFile: work.appendingPathComponent("ca.pem"))
+            _ = Self.interruption
+            Self.children.withLock { _ = $0.insert(process.pid) }
+            simulatorPort = process.port
+            simulator = .process(process)
+        }
 
         var environment = ProcessInfo.processInfo.environment
         environment["LIVELINE_AMQP_URL"] = amqpURL
@@ -112,13 +154,14 @@ final class Pipeline: @unchecked Sendable {
     /// Starts a pipeline, runs `body` on it and stops it. The work directory (the workers'
     /// logs, the SQLite store) stays for a look when `body` throws or did not pass.
     static func with<T>(
-        executable: String?, amqpURL: String, storeURL: String?, label: String, goAwayAfterStreams: Int? = nil,
+        executable: String?, amqpURL: String, storeURL: String?, label: String,
+        simulator placement: SimulatorPlacement = .inProcess, goAwayAfterStreams: Int? = nil,
         settings: [String: String] = [:], domains: TranslatorConfiguration = BenchEvents.translatorConfiguration(),
         passed: (T) -> Bool, _ body: (Pipeline) async throws -> T
     ) async throws -> T {
         let pipeline = try await start(
-            executable: executable, amqpURL: amqpURL, storeURL: storeURL, label: label, goAwayAfterStreams: goAwayAfterStreams,
-            settings: settings, domains: domains)
+            executable: executable, amqpURL: amqpURL, storeURL: storeURL, label: label, simulator: placement,
+            goAwayAfterStreams: goAwayAfterStreams, settings: settings, domains: domains)
         let result: T
         do {
             result = try await body(pipeline)
@@ -175,7 +218,8 @@ final class Pipeline: @unchecked Sendable {
     /// Stops the workers and the simulator; keeps the logs if asked.
     func stop(keepLogs: Bool) async {
         await stopWorkers()
-        try? await simulator.stop()
+        try? await localSimulator?.stop()
+        await simulatorProcess?.stop()
         if !keepLogs { try? FileManager.default.removeItem(at: work) }
     }
 }

@@ -12,7 +12,7 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
         discussion: """
             Point a sender at it with LIVELINE_APNS_ENDPOINT=<host>:<port> and trust the certificate \
             written to --certificate-out (LIVELINE_APNS_CA_FILE). What each simulated device received: GET /_sim/devices/<token>; \
-            counters: GET /_sim/stats.
+            every device push in arrival order: GET /_sim/receipts?from=N; counters: GET /_sim/stats.
             """
     )
 
@@ -29,13 +29,32 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
         parsing: .upToNextOption,
         help: "Random faults as status:probability, e.g. 500:0.01 503:0.005 410:0.001 429:0.01.")
     var fault: [String] = []
+    @Option(
+        parsing: .upToNextOption,
+        help: "Check JWT signatures against these keys, as key-id:team-id:public-key.pem (without one, any well-formed token passes).")
+    var trustedKey: [String] = []
 
     func run() async throws {
         let logger = options.logger("liveline.apns-sim")
-        let simulator = try APNsSimulator(
-            configuration: .init(
-                host: host, port: port, useTLS: !plaintext, maximumConcurrentStreams: maxStreams,
-                startWithOneStream: startWithOneStream))
+        let trustedKeys = try trustedKey.map { text in
+            let parts = text.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw ValidationError("--trusted-key \(text): expected key-id:team-id:public-key.pem")
+            }
+            guard let pem = try? String(contentsOfFile: parts[2], encoding: .utf8) else {
+                throw ValidationError("--trusted-key \(text): cannot read \(parts[2])")
+            }
+            return APNsSimulatorConfiguration.TrustedKey(keyID: parts[0], teamID: parts[1], publicKeyPEM: pem)
+        }
+        let simulator: APNsSimulator
+        do {
+            simulator = try APNsSimulator(
+                configuration: .init(
+                    host: host, port: port, useTLS: !plaintext, maximumConcurrentStreams: maxStreams,
+                    startWithOneStream: startWithOneStream, trustedKeys: trustedKeys))
+        } catch {
+            throw ValidationError("--trusted-key: not a P-256 public key in PEM (\(error))")
+        }
         var faults: [(fault: APNsSimulatorFault, probability: Double)] = []
         for text in fault {
             let parts = text.split(separator: ":")
