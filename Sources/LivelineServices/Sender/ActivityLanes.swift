@@ -86,16 +86,16 @@ final class ActivityLanes: Sendable {
         let superseded = state.withLock { $0.lanes[activity]?.isSuperseded(ticket.number) ?? false }
         await work(superseded)
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard var lane = state.lanes[activity] else { return nil }
-            lane.line.removeFirst()
-            lane.jobs[ticket.number] = nil
-            guard let following = lane.line.first else {
-                state.lanes[activity] = nil
+            // Changed in place through its index: a copy of the lane taken out and stored
+            // back would copy its line and its jobs on every send (a profile showed it).
+            guard let index = state.lanes.index(forKey: activity) else { return nil }
+            state.lanes.values[index].line.removeFirst()
+            state.lanes.values[index].jobs[ticket.number] = nil
+            guard let following = state.lanes.values[index].line.first else {
+                state.lanes.remove(at: index)
                 return nil
             }
-            let next = lane.waiting.removeValue(forKey: following)
-            state.lanes[activity] = lane
-            return next
+            return state.lanes.values[index].waiting.removeValue(forKey: following)
         }
         // When the next ticket's task is not waiting yet, it finds itself first in line.
         next?.resume()

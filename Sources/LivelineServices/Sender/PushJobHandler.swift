@@ -201,7 +201,7 @@ struct PushJobHandler: Sendable {
             if job.isTerminal, case .channel(let key) = job.target, let channelID {
                 await closeChannel(job: job, key: key, channelID: channelID, client: client)
             }
-            let ids = "apns-id \(job.apnsId.uuidString.lowercased())" + (uniqueID.map { ", apns-unique-id \($0)" } ?? "")
+            let ids = "apns-id \(job.apnsId.hyphenated(uppercase: false))" + (uniqueID.map { ", apns-unique-id \($0)" } ?? "")
             return [trace(job, .apnsOutcome, "delivered (200), attempt \(attempt.count + 1), \(ids)")]
 
         case .tokenUnregistered(let unregisteredAt):
