@@ -19,11 +19,6 @@ public enum LivelineRole: String, Sendable, CaseIterable {
     case sender
     /// The HTTP api apps register their tokens with.
     case api
-
-    /// The page cache each SQLite connection gets unless `liveline.store.sqlite-cache-mib`
-    /// says otherwise: the translator re-reads activities and gains from a large one, while
-    /// the sender and the api mostly append (a large cache only fills with the trace's index).
-    var defaultSQLiteCacheMiB: Int { self == .translator ? 32 : 2 }
 }
 
 /// A role's services, wired and ready to run, and what to close once they have stopped.
@@ -92,7 +87,7 @@ public func runRole(_ role: LivelineRole, config: ConfigReader, registry: Promet
         logger.info("starting api", metadata: RuntimeLogKey.metadata([.store: "\(settings.store)", .port: "\(settings.api.port)"]))
     }
     try await settings.store.withStore(
-        logger: logger, retry: StartupRetry(), sqliteCacheMiB: settings.sqliteCacheMiB ?? role.defaultSQLiteCacheMiB
+        logger: logger, retry: StartupRetry(), sqliteCacheMiB: settings.sqliteCacheMiB
     ) { store in
         let graph = try await buildServices(plan, store: store, registry: registry, logger: logger, retry: StartupRetry())
         do {

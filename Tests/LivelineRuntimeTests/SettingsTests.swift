@@ -76,7 +76,7 @@ import Testing
             }
         }
         #expect(try await LivelineSettings.load(file: nil, environment: ["LIVELINE_STORE_SQLITE_CACHE_MIB": "8"]).sqliteCacheMiB == 8)
-        #expect(try await LivelineSettings.load(file: nil, environment: [:]).sqliteCacheMiB == nil, "each role's own default")
+        #expect(try await LivelineSettings.load(file: nil, environment: [:]).sqliteCacheMiB == 2, "SQLite's own default, for every role")
         await #expect {
             _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_API_TOPIC_KINDS": "team,premier league"])
         } throws: { error in

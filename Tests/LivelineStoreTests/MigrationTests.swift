@@ -31,7 +31,7 @@ struct MigrationTests {
             #expect(try await store.pool.write { try Int.fetchOne($0, sql: "PRAGMA cache_size") } == -3 * 1024)
             #expect(try await store.pool.read { try Int.fetchOne($0, sql: "PRAGMA cache_size") } == -3 * 1024)
             let standard = try SQLiteLivelineStore(configuration: .init(path: path))
-            #expect(try await standard.pool.read { try Int.fetchOne($0, sql: "PRAGMA cache_size") } == -32 * 1024)
+            #expect(try await standard.pool.read { try Int.fetchOne($0, sql: "PRAGMA cache_size") } == -2 * 1024)
         }
     }
 
