@@ -107,6 +107,9 @@ public final class APNsClient: Sendable {
             )
         }
         var headers = HPACKHeaders()
+        // Room for every header below and the authorization `perform` adds: grown one at a
+        // time, the array was reallocated and copied four times per push (1.5 % of the sender).
+        headers.reserveCapacity(11)
         headers.add(name: ":method", value: "POST")
         headers.add(name: ":scheme", value: endpoint.trust == .plaintext ? "http" : "https")
         // Values unique to one push stay out of the HPACK dynamic table: indexing them would only
@@ -124,7 +127,7 @@ public final class APNsClient: Sendable {
             headers.add(name: "apns-collapse-id", value: collapseID)
         }
         let body = allocator.buffer(bytes: push.payload)
-        let response = try await perform(pool: pushPool, headers: headers, body: body, idHeader: "apns-id")
+        let response = try await perform(pool: pushPool, headers: consume headers, body: body, idHeader: "apns-id")
         return try successOrThrow(response, idHeader: "apns-id")
     }
 
@@ -148,7 +151,7 @@ public final class APNsClient: Sendable {
         }
         headers.add(name: "apns-request-id", value: push.requestID.hyphenated(), indexing: .nonIndexable)
         let body = allocator.buffer(bytes: push.payload)
-        let response = try await perform(pool: pushPool, headers: headers, body: body, idHeader: "apns-request-id")
+        let response = try await perform(pool: pushPool, headers: consume headers, body: body, idHeader: "apns-request-id")
         return try successOrThrow(response, idHeader: "apns-request-id")
     }
 
@@ -259,7 +262,7 @@ public final class APNsClient: Sendable {
             headers.add(name: "apns-channel-id", value: channelID)
         }
         let buffer = body.map { allocator.buffer(bytes: $0) }
-        let response = try await perform(pool: channelPool, headers: headers, body: buffer, idHeader: "apns-request-id")
+        let response = try await perform(pool: channelPool, headers: consume headers, body: buffer, idHeader: "apns-request-id")
         _ = try successOrThrow(response, idHeader: "apns-request-id")
         return response
     }
@@ -269,9 +272,11 @@ public final class APNsClient: Sendable {
     /// Adds the provider token, leases a stream and sends, moving the request to another connection
     /// when the server provably did not process it, and refreshing the token once on
     /// ExpiredProviderToken.
+    ///
+    /// `headers` is taken, not copied: the authorization goes into the caller's array in place.
     private func perform(
         pool: HTTP2ConnectionPool,
-        headers: HPACKHeaders,
+        headers: consuming HPACKHeaders,
         body: ByteBuffer?,
         idHeader: String
     ) async throws(APNsError) -> HTTP2Response {
@@ -279,8 +284,13 @@ public final class APNsClient: Sendable {
         var refreshedToken = false
         while true {
             let token = tokenSigner.currentToken()
-            var request = HTTP2Request(headers: headers, body: body)
-            request.headers.add(name: "authorization", value: token.authorization, indexing: .indexable)
+            if unprocessedRetries == 0, !refreshedToken {
+                headers.add(name: "authorization", value: token.authorization, indexing: .indexable)
+            } else {
+                // A retry: replace the token the first attempt added (a scan of every header).
+                headers.replaceOrAdd(name: "authorization", value: token.authorization, indexing: .indexable)
+            }
+            let request = HTTP2Request(headers: copy headers, body: body)
 
             let connection: HTTP2Connection
             do {

@@ -120,19 +120,30 @@ public final class SQLiteLivelineStore: ActivityStore {
     static func insertTrace(_ db: Database, _ entries: [TraceEntry]) throws {
         // Rows in groups of up to 100 a statement: per-statement overhead, not the insert
         // itself, was the cost at one trace line per event.
+        // The values go in as `DatabaseValue`s and the statements' text is made once: built
+        // per call from existentials, they were 40 % of the insert (3 % of the sender).
         var start = entries.startIndex
         while start < entries.endIndex {
-            let group = entries[start..<min(start + 100, entries.endIndex)]
-            let placeholders = repeatElement("(?, ?, ?, ?)", count: group.count).joined(separator: ", ")
-            var arguments: [any DatabaseValueConvertible] = []
-            arguments.reserveCapacity(group.count * 4)
+            let group = entries[start..<min(start + traceRowsPerStatement, entries.endIndex)]
+            var values: [DatabaseValue] = []
+            values.reserveCapacity(group.count * 4)
             for entry in group {
-                arguments += [entry.activityID, entry.at.millisecondsSince1970, entry.kind.rawValue, entry.detail]
+                values.append(entry.activityID.databaseValue)
+                values.append(entry.at.millisecondsSince1970.databaseValue)
+                values.append(entry.kind.rawValue.databaseValue)
+                values.append(entry.detail.databaseValue)
             }
-            try db.cachedStatement(sql: "INSERT INTO activity_trace (activity_id, at_ms, kind, detail) VALUES \(placeholders)")
-                .execute(arguments: StatementArguments(arguments))
+            try db.cachedStatement(sql: insertTraceSQL[group.count]).execute(arguments: StatementArguments(values))
             start = group.endIndex
         }
+    }
+
+    private static let traceRowsPerStatement = 100
+
+    /// `INSERT INTO activity_trace` for 0...100 rows, by row count.
+    private static let insertTraceSQL: [String] = (0...traceRowsPerStatement).map { rows in
+        "INSERT INTO activity_trace (activity_id, at_ms, kind, detail) VALUES "
+            + repeatElement("(?, ?, ?, ?)", count: rows).joined(separator: ", ")
     }
 
     public func trace(activityID: String, limit: Int) async throws -> [TraceEntry] {
