@@ -104,6 +104,9 @@ package struct HTTP2Session {
     private var encoder = HPACKEncoder(allocator: ByteBufferAllocator(), useHuffmanEncoding: false)
     /// Bytes to write, taken by the caller with ``takeOutput()``.
     private var output = Self.outputAllocator.buffer(capacity: 16_384)
+    /// Where a header block is encoded before it is framed, kept between requests: a new
+    /// buffer per request grew four or five times as the encoder wrote into it.
+    private var headerBlock = Self.outputAllocator.buffer(capacity: 1_024)
 
     private var streams: [UInt32: Stream] = [:]
     private var waiting: [Waiting] = []
@@ -228,12 +231,12 @@ package struct HTTP2Session {
     package mutating func sendRequest(_ headers: HPACKHeaders, body: ByteBuffer?) throws(HTTP2SessionSendError) -> UInt32 {
         guard !isClosed, peerGoAwayLastStreamID == nil else { throw .goingAway }
         guard nextLocalStreamID <= UInt32(Int32.max) else { throw .streamIDsExhausted }
-        var block = ByteBuffer()
-        do { try encoder.encode(headers: headers, to: &block) } catch { throw .encoding }
+        headerBlock.clear()
+        do { try encoder.encode(headers: headers, to: &headerBlock) } catch { throw .encoding }
         let streamID = nextLocalStreamID
         nextLocalStreamID += 2
         streams[streamID] = Stream(sendWindow: initialSendWindow, receiveWindow: configuration.receiveWindow)
-        writeHeadersAndBody(block, body: body, streamID: streamID)
+        writeHeadersAndBody(headerBlock, body: body, streamID: streamID)
         return streamID
     }
 
@@ -241,9 +244,9 @@ package struct HTTP2Session {
     @discardableResult
     package mutating func sendResponse(_ headers: HPACKHeaders, body: ByteBuffer?, streamID: UInt32) -> Bool {
         guard !isClosed, let stream = streams[streamID], !stream.localClosed else { return false }
-        var block = ByteBuffer()
-        do { try encoder.encode(headers: headers, to: &block) } catch { return false }
-        writeHeadersAndBody(block, body: body, streamID: streamID)
+        headerBlock.clear()
+        do { try encoder.encode(headers: headers, to: &headerBlock) } catch { return false }
+        writeHeadersAndBody(headerBlock, body: body, streamID: streamID)
         return true
     }
 
