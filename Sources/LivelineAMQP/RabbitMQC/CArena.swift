@@ -89,7 +89,8 @@ extension String {
 }
 
 extension AMQPFieldValue {
-    init(_ field: amqp_field_value_t) {
+    /// Table keys inside go through `names`.
+    init(_ field: amqp_field_value_t, names: inout StringInterner) {
         switch Int32(field.kind) {
         case Int32(AMQP_FIELD_KIND_BOOLEAN.rawValue): self = .bool(field.value.boolean != 0)
         case Int32(AMQP_FIELD_KIND_I8.rawValue): self = .int(Int64(field.value.i8))
@@ -112,34 +113,39 @@ extension AMQPFieldValue {
         case Int32(AMQP_FIELD_KIND_ARRAY.rawValue):
             let array = field.value.array
             var elements: [AMQPFieldValue] = []
-            for index in 0..<Int(array.num_entries) { elements.append(AMQPFieldValue(array.entries[index])) }
+            for index in 0..<Int(array.num_entries) { elements.append(AMQPFieldValue(array.entries[index], names: &names)) }
             self = .array(elements)
-        case Int32(AMQP_FIELD_KIND_TABLE.rawValue): self = .table(AMQPTable(c: field.value.table))
+        case Int32(AMQP_FIELD_KIND_TABLE.rawValue): self = .table(AMQPTable(c: field.value.table, names: &names))
         default: self = .void
         }
     }
 }
 
 extension Dictionary where Key == String, Value == AMQPFieldValue {
-    init(c table: amqp_table_t) {
+    init(c table: amqp_table_t, names: inout StringInterner) {
         self.init(minimumCapacity: Int(table.num_entries))
         for index in 0..<Int(table.num_entries) {
             let entry = table.entries[index]
-            self[String(entry.key)] = AMQPFieldValue(entry.value)
+            self[names.string(entry.key)] = AMQPFieldValue(entry.value, names: &names)
         }
     }
 }
 
 extension AMQPProperties {
-    init(_ c: amqp_basic_properties_t) {
+    /// Header names and the properties that name kinds (content type and encoding, type,
+    /// user and app) go through `names`; ids and values do not, being new on every message.
+    init(_ c: amqp_basic_properties_t, names: inout StringInterner) {
         let flags = c._flags
         func text(_ flag: Int32, _ value: amqp_bytes_t) -> String? {
             flags & UInt32(flag) != 0 ? String(value) : nil
         }
+        func name(_ flag: Int32, _ value: amqp_bytes_t, _ names: inout StringInterner) -> String? {
+            flags & UInt32(flag) != 0 ? names.string(value) : nil
+        }
         self.init(
-            contentType: text(AMQP_BASIC_CONTENT_TYPE_FLAG, c.content_type),
-            contentEncoding: text(AMQP_BASIC_CONTENT_ENCODING_FLAG, c.content_encoding),
-            headers: flags & UInt32(AMQP_BASIC_HEADERS_FLAG) != 0 ? AMQPTable(c: c.headers) : [:],
+            contentType: name(AMQP_BASIC_CONTENT_TYPE_FLAG, c.content_type, &names),
+            contentEncoding: name(AMQP_BASIC_CONTENT_ENCODING_FLAG, c.content_encoding, &names),
+            headers: flags & UInt32(AMQP_BASIC_HEADERS_FLAG) != 0 ? AMQPTable(c: c.headers, names: &names) : [:],
             persistent: flags & UInt32(AMQP_BASIC_DELIVERY_MODE_FLAG) != 0 && c.delivery_mode == 2,
             priority: flags & UInt32(AMQP_BASIC_PRIORITY_FLAG) != 0 ? c.priority : nil,
             correlationID: text(AMQP_BASIC_CORRELATION_ID_FLAG, c.correlation_id),
@@ -148,9 +154,9 @@ extension AMQPProperties {
             messageID: text(AMQP_BASIC_MESSAGE_ID_FLAG, c.message_id),
             timestamp: flags & UInt32(AMQP_BASIC_TIMESTAMP_FLAG) != 0
                 ? Date(timeIntervalSince1970: TimeInterval(c.timestamp)) : nil,
-            type: text(AMQP_BASIC_TYPE_FLAG, c.type),
-            userID: text(AMQP_BASIC_USER_ID_FLAG, c.user_id),
-            appID: text(AMQP_BASIC_APP_ID_FLAG, c.app_id)
+            type: name(AMQP_BASIC_TYPE_FLAG, c.type, &names),
+            userID: name(AMQP_BASIC_USER_ID_FLAG, c.user_id, &names),
+            appID: name(AMQP_BASIC_APP_ID_FLAG, c.app_id, &names)
         )
     }
 }

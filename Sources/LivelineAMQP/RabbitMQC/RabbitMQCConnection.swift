@@ -31,6 +31,8 @@ final class RabbitMQCConnection {
     private let state: amqp_connection_state_t
     /// Memory for the strings and tables of one call; reset after each.
     private let arena = CArena()
+    /// Header names and content types of incoming messages, made once.
+    private var names = StringInterner()
 
     private init(state: amqp_connection_state_t) {
         self.state = state
@@ -297,8 +299,9 @@ final class RabbitMQCConnection {
         case AMQP_FRAME_METHOD:
             return method(frame.payload.method, channel: channel)
         case AMQP_FRAME_HEADER:
-            let properties = frame.payload.properties.decoded.map {
-                AMQPProperties($0.assumingMemoryBound(to: amqp_basic_properties_t.self).pointee)
+            var properties: AMQPProperties?
+            if let decoded = frame.payload.properties.decoded {
+                properties = AMQPProperties(decoded.assumingMemoryBound(to: amqp_basic_properties_t.self).pointee, names: &names)
             }
             return .header(channel: channel, properties: properties, bodySize: Int(frame.payload.properties.body_size))
         case AMQP_FRAME_BODY:
