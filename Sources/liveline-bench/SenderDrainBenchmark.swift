@@ -57,35 +57,24 @@ struct SenderDrainBenchmark: AsyncParsableCommand {
         let before = meter.sample(pipeline)
         let started = ContinuousClock.now
         let sender = try await pipeline.startWorker("sender")
-        let every = sampleEvery ?? max(1, jobs / 10)
-        var samples: [Summary.Sample] = []
-        let progress = Progress(total: jobs, what: "pushes answered")
-        let deadline = started + .seconds(drainTimeout)
-        var done = 0
-        while done < jobs {
-            guard ContinuousClock.now < deadline else {
-                throw BenchError("\(done) of \(jobs) pushes answered within \(drainTimeout) s; see the sender's log")
-            }
-            if done >= (samples.count + 1) * every, let usage = ProcessUsage.of(pid: sender.pid) {
-                samples.append(.init(pushes: done, rssMiB: usage.rssMiB))
-            }
-            progress.update(done)
-            // 20 ms between looks: the end is seen within a look, and 50 small requests a
-            // second cost the simulator process next to nothing.
-            try await Task.sleep(for: .milliseconds(20))
-            done = try await pipeline.receiver.answered()
+        // 20 ms between looks: the end is seen within a look, and 50 small requests a second
+        // cost the simulator process next to nothing.
+        let drain = try await QueueDrain(
+            total: jobs, what: "pushes answered", every: sampleEvery ?? max(1, jobs / 10), timeout: drainTimeout,
+            pause: .milliseconds(20)
+        ).wait(for: sender, from: started, timedOut: { "\($0) of \(jobs) pushes answered within \(drainTimeout) s; see the sender's log" }) {
+            try await pipeline.receiver.answered()
         }
-        let seconds = (ContinuousClock.now - started).seconds
-        progress.update(jobs)
         let after = meter.sample(pipeline)
         // What the sender keeps once it has nothing to do: its steady state after the drain.
         try await Task.sleep(for: .seconds(5))
         let idle = ProcessUsage.of(pid: sender.pid)?.rssMiB ?? 0
         let left = try await queued(connection, topology: topology)
         let summary = Summary(
-            store: pipeline.storeURL.hasPrefix("sqlite:") ? "SQLite" : "PostgreSQL", jobs: jobs, seconds: seconds,
-            pushesPerSecond: Double(jobs) / seconds, answered: try await pipeline.receiver.answered(), leftInQueues: left,
-            processes: meter.usage(before: before, after: after, events: jobs), samples: samples, idleRSSMiB: idle)
+            store: pipeline.storeURL.hasPrefix("sqlite:") ? "SQLite" : "PostgreSQL", jobs: jobs, seconds: drain.seconds,
+            pushesPerSecond: Double(jobs) / drain.seconds, answered: try await pipeline.receiver.answered(), leftInQueues: left,
+            processes: meter.usage(before: before, after: after, events: jobs),
+            samples: drain.samples.map { .init(pushes: $0.done, rssMiB: $0.rssMiB) }, idleRSSMiB: idle)
         if json {
             try printJSON(summary)
         } else {

@@ -50,27 +50,14 @@ struct TranslatorDrainBenchmark: AsyncParsableCommand {
         let before = meter.sample(pipeline)
         let started = ContinuousClock.now
         let translator = try await pipeline.startWorker("translator")
-        let progress = Progress(total: events, what: "events taken")
-        let deadline = started + .seconds(drainTimeout)
-        var samples: [MemorySample] = []
-        let every = max(1, events / 10)
-        var received = 0
-        while received < events {
-            guard ContinuousClock.now < deadline else {
-                throw BenchError("the translator took \(received) of \(events) events within \(drainTimeout) s; see its log")
-            }
-            if received >= (samples.count + 1) * every, let usage = ProcessUsage.of(pid: translator.pid) {
-                samples.append(.init(events: received, rssMiB: usage.rssMiB))
-            }
-            progress.update(received)
-            // Every 100 ms: the translator renders its whole /metrics for each look, which
-            // every 20 ms cost it 0.6 % of its CPU in a profile.
-            try await Task.sleep(for: .milliseconds(100))
-            // Counted once the batch's jobs are confirmed in the send queue.
-            received = Int(try await translator.metrics(["liveline_translator_events_received_total"])[0])
+        // Every 100 ms: the translator renders its whole /metrics for each look, which every
+        // 20 ms cost it 0.6 % of its CPU in a profile. It counts an event once the batch's
+        // jobs are confirmed in the send queue.
+        let drain = try await QueueDrain(
+            total: events, what: "events taken", every: max(1, events / 10), timeout: drainTimeout, pause: .milliseconds(100)
+        ).wait(for: translator, from: started, timedOut: { "the translator took \($0) of \(events) events within \(drainTimeout) s; see its log" }) {
+            Int(try await translator.metrics(["liveline_translator_events_received_total"])[0])
         }
-        let seconds = (ContinuousClock.now - started).seconds
-        progress.update(events)
         let after = meter.sample(pipeline)
         let counts = try await translator.metrics([
             "liveline_translator_events_translated_total", "liveline_translator_events_dropped_total",
@@ -86,9 +73,10 @@ struct TranslatorDrainBenchmark: AsyncParsableCommand {
         let inSendQueue = try await connection.messageCount(queue: LivelineTopology().sendQueue)
         let summary = Summary(
             store: pipeline.storeURL.hasPrefix("sqlite:") ? "SQLite" : "PostgreSQL", events: events, activities: activities,
-            seconds: seconds, eventsPerSecond: Double(events) / seconds, translated: counts[0], dropped: counts[1],
+            seconds: drain.seconds, eventsPerSecond: Double(events) / drain.seconds, translated: counts[0], dropped: counts[1],
             deadLettered: counts[2], jobsPublished: counts[3], jobsInSendQueue: inSendQueue,
-            processes: meter.usage(before: before, after: after, events: events), samples: samples, phases: phases)
+            processes: meter.usage(before: before, after: after, events: events),
+            samples: drain.samples.map { .init(events: $0.done, rssMiB: $0.rssMiB) }, phases: phases)
         if json {
             try printJSON(summary)
         } else {
