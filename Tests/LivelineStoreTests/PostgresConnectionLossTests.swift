@@ -44,6 +44,30 @@ struct PostgresConnectionLossTests {
         }
     }
 
+    @Test("many operations leave nothing waiting on their connections' close: one watch per connection, not per operation")
+    func operationsDoNotPileUpOnAConnection() async throws {
+        try await PostgresTestDatabase.withSchema { _, client in
+            let store = PostgresLivelineStore(client: client, logger: Logger(label: "test.connection-loss"))
+            try await store.migrate()
+            for _ in 0..<300 { try await store.query("SELECT 1") }
+            #expect(store.closeWatch.runningCount == 0)
+            // The test database pools at most 4 connections (PostgresTestDatabase).
+            #expect((1...4).contains(store.closeWatch.watchedCount))
+            // A watched connection that closes is forgotten, and what ran on it failed.
+            await #expect(throws: StoreError.self) {
+                try await store.onConnection { connection in
+                    try await Self.terminate(connection, from: store)
+                    try await Task.sleep(for: .seconds(120))
+                }
+            }
+            // The operation failed as its connection closed, which can be before the query
+            // that terminated it (on another connection) has its answer: give that a moment.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while store.closeWatch.runningCount > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(store.closeWatch.runningCount == 0)
+        }
+    }
+
     /// Ends `connection`'s backend through another of the store's connections.
     static func terminate(_ connection: PostgresConnection, from store: PostgresLivelineStore) async throws {
         let backend = try #require(try await PostgresLivelineStore.first(Int32.self, "SELECT pg_backend_pid()", on: connection, logger: store.logger))

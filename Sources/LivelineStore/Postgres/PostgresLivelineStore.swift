@@ -13,6 +13,8 @@ public final class PostgresLivelineStore: ActivityStore {
     let logger: Logger
     /// How often a transaction that lost a deadlock or serialization race is run again.
     let conflictRetries: Int
+    /// Fails what runs on a connection that closes (see ``onConnection(_:)``).
+    let closeWatch = ConnectionCloseWatch()
 
     /// - Parameters:
     ///   - client: a client whose `run()` is running; its `search_path` picks the schema.
@@ -85,7 +87,8 @@ public final class PostgresLivelineStore: ActivityStore {
         try await client.withConnection { connection in
             let outcome = connection.eventLoop.makePromise(of: Result.self)
             // A promise completes once; whichever comes second is ignored.
-            connection.closeFuture.whenComplete { _ in outcome.fail(StoreError.backend("the connection to PostgreSQL closed")) }
+            let watched = self.closeWatch.started(on: connection) { outcome.fail($0) }
+            defer { self.closeWatch.finished(watched) }
             let work = Task {
                 do { outcome.succeed(try await body(connection)) } catch { outcome.fail(error) }
             }
