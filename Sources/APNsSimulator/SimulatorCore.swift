@@ -262,8 +262,10 @@ final class SimulatorCore: Sendable {
         } else {
             return .error(400, "BadQuery")
         }
+        // Copied out under the lock: a slice would hold the whole log, and the next push's
+        // append would then copy all of it.
         let page = state.withLockedValue { state in
-            state.deviceArrivals[min(from, state.deviceArrivals.count)..<min(from + Self.receiptsPerPage, state.deviceArrivals.count)]
+            Array(state.deviceArrivals[min(from, state.deviceArrivals.count)..<min(from + Self.receiptsPerPage, state.deviceArrivals.count)])
         }
         var text = ""
         text.reserveCapacity(page.count * 120)

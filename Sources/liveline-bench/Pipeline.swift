@@ -17,11 +17,7 @@ import Synchronization
 /// them. The simulator is `liveline apns-sim` in a process of its own, or in this process
 /// where a fault is injected; either way every push can be matched to its event.
 final class Pipeline: @unchecked Sendable {
-    /// The pushes as the simulator received them.
-    let receiver: any PushReceiver
-    /// `liveline apns-sim`, when the simulator runs as a process.
-    let simulatorProcess: SimulatorProcess?
-    private let localSimulator: APNsSimulator?
+    private let host: SimulatorHost
     let work: URL
     let executable: String
     let storeURL: String
@@ -31,19 +27,10 @@ final class Pipeline: @unchecked Sendable {
     private var nextOpsPort: Int
 
     private init(
-        simulator: Either, work: URL, executable: String, storeURL: String, amqpURL: String,
+        simulator: SimulatorHost, work: URL, executable: String, storeURL: String, amqpURL: String,
         environment: [String: String], opsPort: Int
     ) {
-        switch simulator {
-        case .local(let local):
-            receiver = local
-            localSimulator = local
-            simulatorProcess = nil
-        case .process(let process):
-            receiver = process
-            localSimulator = nil
-            simulatorProcess = process
-        }
+        host = simulator
         self.amqpURL = amqpURL
         self.work = work
         self.executable = executable
@@ -52,16 +39,29 @@ final class Pipeline: @unchecked Sendable {
         nextOpsPort = opsPort
     }
 
-    private enum Either {
+    private enum SimulatorHost {
         case local(APNsSimulator)
         case process(SimulatorProcess)
+    }
+
+    /// The pushes as the simulator received them.
+    var receiver: any PushReceiver {
+        switch host {
+        case .local(let local): local
+        case .process(let process): process
+        }
+    }
+
+    /// `liveline apns-sim`, when the simulator runs as a process.
+    var simulatorProcess: SimulatorProcess? {
+        if case .process(let process) = host { process } else { nil }
     }
 
     /// The simulator in this process, for injecting faults. Only pipelines started with
     /// `simulator: .inProcess` have one.
     var simulator: APNsSimulator {
-        guard let localSimulator else { preconditionFailure("this pipeline's simulator runs as liveline apns-sim") }
-        return localSimulator
+        guard case .local(let local) = host else { preconditionFailure("this pipeline's simulator runs as liveline apns-sim") }
+        return local
     }
 
     /// Every worker process this bench started, so an interrupted bench takes them along
@@ -109,7 +109,7 @@ final class Pipeline: @unchecked Sendable {
         // APNs: a simulator that checks every JWT against the key.
         let key = P256.Signing.PrivateKey()
         try key.pemRepresentation.write(to: work.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
-        let simulator: Either
+        let simulator: SimulatorHost
         let simulatorPort: Int
         switch placement {
         case .inProcess:
@@ -218,8 +218,10 @@ final class Pipeline: @unchecked Sendable {
     /// Stops the workers and the simulator; keeps the logs if asked.
     func stop(keepLogs: Bool) async {
         await stopWorkers()
-        try? await localSimulator?.stop()
-        await simulatorProcess?.stop()
+        switch host {
+        case .local(let local): try? await local.stop()
+        case .process(let process): await process.stop()
+        }
         if !keepLogs { try? FileManager.default.removeItem(at: work) }
     }
 }
