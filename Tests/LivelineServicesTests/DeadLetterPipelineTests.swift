@@ -235,6 +235,12 @@ struct DeadLetterPipelineTests {
                 let crashed = try await store.claimDeadLetters(
                     matching: .init(), limit: 50, claimant: "crashed", at: Date(), lease: 1, resolvedBefore: nil)
                 #expect(crashed.count == 50)
+                // A letter kept after the replays began (as one they republish and that fails
+                // again would be) waits for the next replay: a replay never loops on its own.
+                var later = Self.eventLetters(1, topology: topology)[0]
+                later.id = "kept-later"
+                later.keptAt = Date().addingTimeInterval(3600)
+                #expect(try await store.keepDeadLetters([later]) == 1)
 
                 let first = Self.replay(store, connection, topology)
                 let second = Self.replay(store, other, topology)
@@ -273,6 +279,7 @@ struct DeadLetterPipelineTests {
                 #expect(ids.count == 400 && ids.values.allSatisfy { $0 == 1 })
                 #expect(capped == 200, "over-budget letters go back at priority 5")
                 #expect(try await store.deadLetterCounts(matching: .init(state: .replayed)).values.reduce(0, +) == 400)
+                #expect(try await store.deadLetter(id: "kept-later")?.resolution == nil)
                 // --force takes them again, once each.
                 let forced = try await first.run(matching: .init(reason: "invalid-event"), limit: 1000, force: true, dryRun: false) { _ in }
                 #expect(forced.replayed == 200)

@@ -50,6 +50,8 @@ struct DeadLetterConformanceTests {
             #expect(try await ids(.init(activityID: "r-1")) == ["2"])
             #expect(try await ids(.init(since: Fixtures.time(20), until: Fixtures.time(40))) == ["3", "2"])
             #expect(try await ids(.init(), limit: 1) == ["4"])
+            // Each letter is kept a second after its failure: "3" was kept at 31, not before it.
+            #expect(try await ids(.init(keptBefore: Fixtures.time(31))) == ["2", "1"])
             #expect(try await store.deadLetterCounts(matching: .init()) == ["invalid-event": 1, "BadDeviceToken": 2, "delivery_limit": 1])
             #expect(try await store.deadLetterCounts(matching: .init(domain: "ride")) == ["BadDeviceToken": 1, "delivery_limit": 1])
 

@@ -14,6 +14,8 @@ import LivelineStore
 /// - Two replays at once never send the same letter: each claims its batch in the store,
 ///   and a claim lapses after ``lease`` if its replay died.
 /// - `force` also takes letters resolved before this replay began, never its own.
+/// - A replay takes only letters kept before it began; one that fails again on its way
+///   through comes back as a new letter for the next replay, never a loop.
 public struct DeadLetterReplay: Sendable {
     /// One letter's fate, for the progress lines.
     public struct Step: Sendable, Hashable, Codable {
@@ -79,6 +81,11 @@ public struct DeadLetterReplay: Sendable {
         progress: @Sendable ([Step]) -> Void
     ) async throws -> Summary {
         var summary = Summary(dryRun: dryRun)
+        let started = Date()
+        // Only the letters there were when the run began: a republished letter that fails again
+        // comes back as a new letter while the run goes on, and taking it again would loop.
+        var filter = filter
+        filter.keptBefore = min(filter.keptBefore ?? started, started)
         if dryRun {
             let pending = Self.replayable(filter, force: force)
             // Oldest first, as a real replay claims them, so the preview shows what it will do.
@@ -97,7 +104,6 @@ public struct DeadLetterReplay: Sendable {
 
         guard let connection else { throw ReplayError("no broker connection to replay through") }
         let claimant = UUID().uuidString.lowercased()
-        let started = Date()
         // Failed letters stay claimed during the run, so it does not take them again, and
         // are released at the end for the next replay.
         var unsent: [String] = []

@@ -25,6 +25,7 @@ enum DeadLetterQuery {
         if let activity = filter.activityID { clauses.append("activity_id = ?"); values.append(.text(activity)) }
         if let since = filter.since { clauses.append("last_failed_ms >= ?"); values.append(.integer(since.millisecondsSince1970)) }
         if let until = filter.until { clauses.append("last_failed_ms < ?"); values.append(.integer(until.millisecondsSince1970)) }
+        if let kept = filter.keptBefore { clauses.append("kept_ms < ?"); values.append(.integer(kept.millisecondsSince1970)) }
         switch filter.state {
         case nil: break
         case .pending: clauses.append("resolution IS NULL")

@@ -139,10 +139,13 @@ public struct DeadLetterFilter: Sendable, Hashable {
     /// Last failure before.
     public var until: Date?
     public var state: DeadLetterState?
+    /// Kept before: a replay takes only the letters there were when it began, so a letter
+    /// its own republish brings back (the failure repeats) waits for the next replay.
+    public var keptBefore: Date?
 
     public init(
         reason: String? = nil, domain: String? = nil, activityID: String? = nil, since: Date? = nil, until: Date? = nil,
-        state: DeadLetterState? = nil
+        state: DeadLetterState? = nil, keptBefore: Date? = nil
     ) {
         self.reason = reason
         self.domain = domain
@@ -150,6 +153,7 @@ public struct DeadLetterFilter: Sendable, Hashable {
         self.since = since
         self.until = until
         self.state = state
+        self.keptBefore = keptBefore
     }
 }
 
