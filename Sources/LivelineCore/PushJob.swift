@@ -13,39 +13,138 @@ import LivelineModels
 /// the exact bytes), `isTerminal`, `sequence` (event time in Unix ms).
 public struct PushJob: Hashable, Sendable {
     /// SHA-1 of event id and target; stable across redelivery.
-    public var jobId: String
+    public var jobId: String {
+        get { box.stored.jobId }
+        set { update { $0.jobId = newValue } }
+    }
     /// The `apns-id` header, derived from `jobId` (UUID v5).
-    public var apnsId: UUID
+    public var apnsId: UUID {
+        get { box.stored.apnsId }
+        set { update { $0.apnsId = newValue } }
+    }
     /// The activity.
-    public var activityId: String
+    public var activityId: String {
+        get { box.stored.activityId }
+        set { update { $0.activityId = newValue } }
+    }
     /// The domain.
-    public var domain: String
+    public var domain: String {
+        get { box.stored.domain }
+        set { update { $0.domain = newValue } }
+    }
     /// The source event.
-    public var eventId: String
+    public var eventId: String {
+        get { box.stored.eventId }
+        set { update { $0.eventId = newValue } }
+    }
     /// The source event's time.
-    public var eventTime: EventTime
+    public var eventTime: EventTime {
+        get { box.stored.eventTime }
+        set { update { $0.eventTime = newValue } }
+    }
     /// The user.
-    public var userId: String
+    public var userId: String {
+        get { box.stored.userId }
+        set { update { $0.userId = newValue } }
+    }
     /// The ActivityKit attributes type.
-    public var attributesType: String
+    public var attributesType: String {
+        get { box.stored.attributesType }
+        set { update { $0.attributesType = newValue } }
+    }
     /// Where to send.
-    public var target: PushTarget
+    public var target: PushTarget {
+        get { box.stored.target }
+        set { update { $0.target = newValue } }
+    }
     /// The app's bundle id (topic prefix, broadcast path).
-    public var bundleId: String
+    public var bundleId: String {
+        get { box.stored.bundleId }
+        set { update { $0.bundleId = newValue } }
+    }
     /// `apns-priority`.
-    public var priority: PushPriority
+    public var priority: PushPriority {
+        get { box.stored.priority }
+        set { update { $0.priority = newValue } }
+    }
     /// `apns-expiration` in Unix seconds: the stale date, nil for none (ends, which
     /// APNs should store until delivered).
-    public var expiration: Int64?
+    public var expiration: Int64? {
+        get { box.stored.expiration }
+        set { update { $0.expiration = newValue } }
+    }
     /// `aps.event`.
-    public var event: PushEvent
+    public var event: PushEvent {
+        get { box.stored.event }
+        set { update { $0.event = newValue } }
+    }
     /// The exact bytes to send.
-    public var payload: Data
+    public var payload: Data {
+        get { box.stored.payload }
+        set { update { $0.payload = newValue } }
+    }
     /// The push ends the activity.
-    public var isTerminal: Bool
+    public var isTerminal: Bool {
+        get { box.stored.isTerminal }
+        set { update { $0.isTerminal = newValue } }
+    }
     /// The event time in Unix ms: a queued or retried job with a lower sequence for
     /// the same activity and target is superseded.
-    public var sequence: Int64
+    public var sequence: Int64 {
+        get { box.stored.sequence }
+        set { update { $0.sequence = newValue } }
+    }
+
+    /// The fields, behind one shared reference. A job is over 200 bytes, and every async
+    /// frame on the sender's path kept copies of it: `process` and `record` had 4.6 KB
+    /// frames, which the task allocator takes from malloc for every push. Behind a box a
+    /// copy is a pointer and a retain. The box never changes: a setter makes a new one.
+    private let box: Box
+
+    private final class Box: Sendable {
+        let stored: Stored
+
+        init(_ stored: Stored) {
+            self.stored = stored
+        }
+    }
+
+    private struct Stored: Hashable, Sendable {
+        var jobId: String
+        var apnsId: UUID
+        var activityId: String
+        var domain: String
+        var eventId: String
+        var eventTime: EventTime
+        var userId: String
+        var attributesType: String
+        var target: PushTarget
+        var bundleId: String
+        var priority: PushPriority
+        var expiration: Int64?
+        var event: PushEvent
+        var payload: Data
+        var isTerminal: Bool
+        var sequence: Int64
+    }
+
+    private mutating func update(_ change: (inout Stored) -> Void) {
+        var stored = box.stored
+        change(&stored)
+        self = PushJob(box: Box(stored))
+    }
+
+    private init(box: Box) {
+        self.box = box
+    }
+
+    public static func == (lhs: PushJob, rhs: PushJob) -> Bool {
+        lhs.box === rhs.box || lhs.box.stored == rhs.box.stored
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        box.stored.hash(into: &hasher)
+    }
 
     /// Creates a job.
     public init(
@@ -53,22 +152,10 @@ public struct PushJob: Hashable, Sendable {
         userId: String, attributesType: String, target: PushTarget, bundleId: String, priority: PushPriority,
         expiration: Int64?, event: PushEvent, payload: Data, isTerminal: Bool, sequence: Int64
     ) {
-        self.jobId = jobId
-        self.apnsId = apnsId
-        self.activityId = activityId
-        self.domain = domain
-        self.eventId = eventId
-        self.eventTime = eventTime
-        self.userId = userId
-        self.attributesType = attributesType
-        self.target = target
-        self.bundleId = bundleId
-        self.priority = priority
-        self.expiration = expiration
-        self.event = event
-        self.payload = payload
-        self.isTerminal = isTerminal
-        self.sequence = sequence
+        box = Box(Stored(
+            jobId: jobId, apnsId: apnsId, activityId: activityId, domain: domain, eventId: eventId,
+            eventTime: eventTime, userId: userId, attributesType: attributesType, target: target, bundleId: bundleId,
+            priority: priority, expiration: expiration, event: event, payload: payload, isTerminal: isTerminal, sequence: sequence))
     }
 
     /// `apns-topic` for device-token pushes.
