@@ -274,73 +274,94 @@ public final class APNsClient: Sendable {
     /// ExpiredProviderToken.
     ///
     /// `headers` is taken, not copied: the authorization goes into the caller's array in place.
+    /// The exchange and the reading of its outcome are functions of their own: each value an
+    /// async function keeps across an `await` has a slot in its frame, and this one is on every
+    /// push's path.
     private func perform(
         pool: HTTP2ConnectionPool,
         headers: consuming HPACKHeaders,
         body: ByteBuffer?,
         idHeader: String
     ) async throws(APNsError) -> HTTP2Response {
-        var unprocessedRetries = 0
-        var refreshedToken = false
+        var retries = Retries()
         while true {
             let token = tokenSigner.currentToken()
-            if unprocessedRetries == 0, !refreshedToken {
+            if retries.isFirstAttempt {
                 headers.add(name: "authorization", value: token.authorization, indexing: .indexable)
             } else {
                 // A retry: replace the token the first attempt added (a scan of every header).
                 headers.replaceOrAdd(name: "authorization", value: token.authorization, indexing: .indexable)
             }
-            let request = HTTP2Request(headers: copy headers, body: body)
+            let result = try await exchange(HTTP2Request(headers: copy headers, body: body), pool: pool)
+            if let response = try settle(result, token: token, retries: &retries) { return response }
+        }
+    }
 
-            let connection: HTTP2Connection
-            do {
-                connection = try await pool.lease()
-            } catch is CancellationError {
-                // Only the wait for a stream slot is cancellable; a request already written is not
-                // (APNs may have taken it) and ends with its response or the request timeout.
-                throw APNsError.transport("cancelled while waiting for a stream")
-            } catch {
-                throw APNsError.transport(
-                    error is HTTP2ConnectionPool.ShutdownError ? "client is shut down" : "could not connect to APNs"
-                )
-            }
-            let result: Result<HTTP2Response, any Error>
-            do {
-                result = .success(try await connection.execute(request))
-            } catch {
-                result = .failure(error)
-            }
-            pool.release(connection)
+    /// The retries ``perform(pool:headers:body:idHeader:)`` has made so far.
+    private struct Retries {
+        var unprocessed = 0
+        var refreshedToken = false
 
-            switch result {
-            case .failure(let failure as HTTP2TransportFailure):
-                switch failure {
-                case .unprocessed(let why):
-                    unprocessedRetries += 1
-                    if unprocessedRetries > maximumUnprocessedRetries {
-                        throw APNsError.transport("not processed after \(unprocessedRetries) attempts: \(why)")
-                    }
-                    logger.debug("apns request not processed, retrying on another connection", metadata: APNsLogKey.metadata([.why: why]))
-                    continue
-                case .interrupted(let why):
-                    throw APNsError.transport(why)
+        var isFirstAttempt: Bool { unprocessed == 0 && !refreshedToken }
+    }
+
+    /// Leases a stream, sends on it and gives it back.
+    private func exchange(_ request: HTTP2Request, pool: HTTP2ConnectionPool) async throws(APNsError) -> Result<HTTP2Response, any Error> {
+        let connection: HTTP2Connection
+        do {
+            connection = try await pool.lease()
+        } catch is CancellationError {
+            // Only the wait for a stream slot is cancellable; a request already written is not
+            // (APNs may have taken it) and ends with its response or the request timeout.
+            throw APNsError.transport("cancelled while waiting for a stream")
+        } catch {
+            throw APNsError.transport(
+                error is HTTP2ConnectionPool.ShutdownError ? "client is shut down" : "could not connect to APNs"
+            )
+        }
+        let result: Result<HTTP2Response, any Error>
+        do {
+            result = .success(try await connection.execute(request))
+        } catch {
+            result = .failure(error)
+        }
+        pool.release(connection)
+        return result
+    }
+
+    /// The response to return, or nil to send again: on another connection when the server
+    /// provably did not process the request, or once with a fresh token on ExpiredProviderToken.
+    private func settle(
+        _ result: Result<HTTP2Response, any Error>, token: APNsProviderToken, retries: inout Retries
+    ) throws(APNsError) -> HTTP2Response? {
+        switch result {
+        case .failure(let failure as HTTP2TransportFailure):
+            switch failure {
+            case .unprocessed(let why):
+                retries.unprocessed += 1
+                if retries.unprocessed > maximumUnprocessedRetries {
+                    throw APNsError.transport("not processed after \(retries.unprocessed) attempts: \(why)")
                 }
-            case .failure(let error):
-                throw APNsError.transport("\(type(of: error))")
-            case .success(let response):
-                if response.status == 403, !refreshedToken,
-                    APNsErrorBody.decode(response.body).reason == .expiredProviderToken
-                {
-                    refreshedToken = true
-                    tokenSigner.invalidate(ifIssuedAt: token.issuedAt)
-                    if tokenSigner.currentToken().issuedAt != token.issuedAt {
-                        logger.info("apns ExpiredProviderToken, retrying once with a fresh token")
-                        continue
-                    }
-                    logger.info("apns ExpiredProviderToken inside the 20-minute refresh floor; not refreshing (clock skew?)")
-                }
-                return response
+                logger.debug("apns request not processed, retrying on another connection", metadata: APNsLogKey.metadata([.why: why]))
+                return nil
+            case .interrupted(let why):
+                throw APNsError.transport(why)
             }
+        case .failure(let error):
+            throw APNsError.transport("\(type(of: error))")
+        case .success(let response):
+            if response.status == 403, !retries.refreshedToken,
+                APNsErrorBody.decode(response.body).reason == .expiredProviderToken
+            {
+                retries.refreshedToken = true
+                tokenSigner.invalidate(ifIssuedAt: token.issuedAt)
+                if tokenSigner.currentToken().issuedAt != token.issuedAt {
+                    logger.info("apns ExpiredProviderToken, retrying once with a fresh token")
+                    return nil
+                }
+                logger.info("apns ExpiredProviderToken inside the 20-minute refresh floor; not refreshing (clock skew?)")
+            }
+            return response
         }
     }
 

@@ -56,6 +56,11 @@ struct PushJobHandler: Sendable {
     }
 
     /// Sends and records the outcome; returns its trace entries, to be committed before the ack.
+    ///
+    /// The checks before the send (``admit(_:attempt:newerJobQueued:)``) and the send
+    /// itself (``deliver(_:client:incoming:attempt:)``) are functions of their own: every
+    /// value an async function keeps across an `await` has its own slot in its frame, and
+    /// the frames of the one task each push runs in come from malloc once they pass 1 KB.
     private func process(
         _ incoming: IncomingJob, job decoded: Result<PushJob, any Error>, newerJobQueued: Bool
     ) async throws -> [TraceEntry] {
@@ -71,27 +76,35 @@ struct PushJobHandler: Sendable {
             // First attempts only: a retry's wait is its tier's delay, not the queue's.
             metrics.waited(publishedMilliseconds: publishedAt, nowMilliseconds: now.millisecondsSince1970)
         }
+        switch try await admit(decoded, attempt: attempt, newerJobQueued: newerJobQueued) {
+        case .send(let job, let client):
+            return try await deliver(job, client: client, incoming: incoming, attempt: attempt)
+        case .dropped(let trace):
+            return [trace]
+        case let refusal:
+            return try await refuse(refusal, incoming: incoming, attempt: attempt)
+        }
+    }
 
+    /// What the checks before a send decided.
+    private enum Admission {
+        case send(PushJob, APNsClient)
+        /// Not worth sending (stale, superseded, expired, after its activity's end).
+        case dropped(TraceEntry)
+        case notAJob(any Error)
+        /// No APNs credentials for the job's app here.
+        case unknownApp(PushJob)
+        /// The device is throttled after a 429 for this long yet.
+        case backingOff(PushJob, Duration)
+    }
+
+    private func admit(_ decoded: Result<PushJob, any Error>, attempt: Attempt, newerJobQueued: Bool) async throws -> Admission {
         let job: PushJob
-        do {
-            job = try decoded.get()
-        } catch {
-            return try await deadLetter(
-                body: incoming.body, job: nil, attempt: attempt,
-                reason: .invalidJob, message: "the message is not a push job: \(error)"
-            )
+        switch decoded {
+        case .success(let decoded): job = decoded
+        case .failure(let error): return .notAJob(error)
         }
-        let messageID = incoming.messageID
-
-        guard let client = clients.client(for: job) else {
-            // No credentials for this app here: a deployment problem, not a transient one,
-            // so on-call sees it in the DLQ and can replay once the app is configured.
-            return try await deadLetter(
-                body: incoming.body, job: job, attempt: attempt,
-                reason: .unknownApp,
-                message: "this sender has no APNs credentials for bundle id \(job.bundleId)"
-            )
-        }
+        guard let client = clients.client(for: job) else { return .unknownApp(job) }
 
         // Before the back-off: a job not worth sending is dropped, not parked in a tier.
         var lastApplied: Int64?
@@ -101,25 +114,51 @@ struct PushJobHandler: Sendable {
             lastApplied = lastEventAt.millisecondsSince1970
         }
         let gate = SendGate.decide(
-            job, nowMilliseconds: now.millisecondsSince1970, attempt: attempt.count, lastAppliedMilliseconds: lastApplied,
+            job, nowMilliseconds: attempt.now.millisecondsSince1970, attempt: attempt.count, lastAppliedMilliseconds: lastApplied,
             newerJobQueued: newerJobQueued
         )
         if let dropReason = gate.dropReason {
             metrics.dropped(reason: dropReason)
             metrics.finished("dropped", reason: dropReason)
             let why = newerJobQueued && gate == .superseded ? "; a newer job for the same target is queued" : ""
-            return [trace(job, .dropped, "\(dropReason): not sent (attempt \(attempt.count + 1)\(why))")]
+            return .dropped(trace(job, .dropped, "\(dropReason): not sent (attempt \(attempt.count + 1)\(why))"))
         }
-
         if case .device(let token, _, _) = job.target, let remaining = backoff.remaining(for: token) {
+            return .backingOff(job, remaining)
+        }
+        return .send(job, client)
+    }
+
+    /// Records a job that is not sent: dead-lettered, or parked in a retry tier.
+    private func refuse(_ admission: Admission, incoming: IncomingJob, attempt: Attempt) async throws -> [TraceEntry] {
+        switch admission {
+        case .notAJob(let error):
+            return try await deadLetter(
+                body: incoming.body, job: nil, attempt: attempt,
+                reason: .invalidJob, message: "the message is not a push job: \(error)"
+            )
+        case .unknownApp(let job):
+            // No credentials for this app here: a deployment problem, not a transient one,
+            // so on-call sees it in the DLQ and can replay once the app is configured.
+            return try await deadLetter(
+                body: incoming.body, job: job, attempt: attempt,
+                reason: .unknownApp,
+                message: "this sender has no APNs credentials for bundle id \(job.bundleId)"
+            )
+        case .backingOff(let job, let remaining):
             // Sending now would only earn another 429 and lengthen the device's throttle.
             return try await retry(
                 .deferral(attempt: attempt.count, tiers: tiers, wait: remaining), body: incoming.body,
-                messageID: messageID, job: job, attempt: attempt,
+                messageID: incoming.messageID, job: job, attempt: attempt,
                 reason: "token backing off after TooManyRequests, not sent", apnsReason: "TooManyRequests"
             )
+        case .send, .dropped:
+            preconditionFailure("only a refusal is recorded by refuse(_:incoming:attempt:)")
         }
+    }
 
+    /// Opens the activity's channel if the job is a broadcast, sends, and records the answer.
+    private func deliver(_ job: PushJob, client: APNsClient, incoming: IncomingJob, attempt: Attempt) async throws -> [TraceEntry] {
         let destination: Destination
         switch job.target {
         case .device(let token, _, _):
@@ -130,13 +169,13 @@ struct PushJobHandler: Sendable {
             } catch let error as APNsError {
                 // Creating the channel failed at APNs: the same outcomes as a failed send.
                 return try await record(SendResolution(error), job: job, body: incoming.body,
-                                        messageID: messageID, attempt: attempt, client: client, channelID: nil)
+                                        messageID: incoming.messageID, attempt: attempt, client: client, channelID: nil)
             }
         }
         let (resolution, uniqueID) = await send(job, to: destination, via: client)
         var channelID: String?
         if case .channel(let id) = destination { channelID = id }
-        return try await record(resolution, job: job, body: incoming.body, messageID: messageID,
+        return try await record(resolution, job: job, body: incoming.body, messageID: incoming.messageID,
                                 attempt: attempt, client: client, channelID: channelID, uniqueID: uniqueID)
     }
 
@@ -193,16 +232,26 @@ struct PushJobHandler: Sendable {
         _ resolution: SendResolution, job: PushJob, body: Data, messageID: String?, attempt: Attempt, client: APNsClient,
         channelID: String?, uniqueID: String? = nil
     ) async throws -> [TraceEntry] {
+        guard case .delivered = resolution else {
+            return try await recordFailure(resolution, job: job, body: body, messageID: messageID, attempt: attempt)
+        }
+        if case .device(let token, _, _) = job.target { backoff.delivered(token) }
+        metrics.finished("delivered")
+        metrics.delivered(eventMilliseconds: job.sequence, nowMilliseconds: EventTime(Date()).millisecondsSince1970)
+        if job.isTerminal, case .channel(let key) = job.target, let channelID {
+            await closeChannel(job: job, key: key, channelID: channelID, client: client)
+        }
+        let ids = "apns-id \(job.apnsId.hyphenated(uppercase: false))" + (uniqueID.map { ", apns-unique-id \($0)" } ?? "")
+        return [trace(job, .apnsOutcome, "delivered (200), attempt \(attempt.count + 1), \(ids)")]
+    }
+
+    /// Every answer but a delivery, apart from it so its frame's slots stay off the common path.
+    private func recordFailure(
+        _ resolution: SendResolution, job: PushJob, body: Data, messageID: String?, attempt: Attempt
+    ) async throws -> [TraceEntry] {
         switch resolution {
         case .delivered:
-            if case .device(let token, _, _) = job.target { backoff.delivered(token) }
-            metrics.finished("delivered")
-            metrics.delivered(eventMilliseconds: job.sequence, nowMilliseconds: EventTime(Date()).millisecondsSince1970)
-            if job.isTerminal, case .channel(let key) = job.target, let channelID {
-                await closeChannel(job: job, key: key, channelID: channelID, client: client)
-            }
-            let ids = "apns-id \(job.apnsId.hyphenated(uppercase: false))" + (uniqueID.map { ", apns-unique-id \($0)" } ?? "")
-            return [trace(job, .apnsOutcome, "delivered (200), attempt \(attempt.count + 1), \(ids)")]
+            preconditionFailure("a delivery is recorded by record(_:job:body:messageID:attempt:client:channelID:uniqueID:)")
 
         case .tokenUnregistered(let unregisteredAt):
             guard case .device(let token, _, _) = job.target else {
