@@ -138,4 +138,21 @@ struct DeadLetterConformanceTests {
             #expect(try await store.traceLines(activityID: "r-1", after: 0, limit: 2).map(\.entry.detail) == ["0", "1"])
         }
     }
+
+    /// SQLite inserts a batch in statements of 128, 64 … 1 rows: counts on either side of each
+    /// size keep every line, once, in order.
+    @Test(arguments: StoreKind.underTest)
+    func everyLineOfABatchIsKeptInOrder(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            var expected: [String] = []
+            for (batch, count) in [1, 2, 3, 127, 128, 129, 300].enumerated() {
+                let entries = (0..<count).map {
+                    TraceEntry(activityID: "r-batch", at: Fixtures.time(Double(batch)), kind: .apnsOutcome, detail: "\(batch).\($0)")
+                }
+                try await store.appendTrace(entries)
+                expected += entries.map(\.detail)
+            }
+            #expect(try await store.traceLines(activityID: "r-batch", after: 0, limit: 1000).map(\.entry.detail) == expected)
+        }
+    }
 }
