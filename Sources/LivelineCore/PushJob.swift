@@ -225,9 +225,13 @@ extension PushJob {
                     if key == "target" {
                         fields.sawTarget = true
                         try reader.members(depth: 1) { kind, reader in
-                            var members: [String: JSONValue] = [:]
-                            try reader.members(depth: 2) { name, reader in members[name] = try reader.value(depth: 3) }
-                            fields.target[kind] = members
+                            var members = TargetFields()
+                            try reader.members(depth: 2) { name, reader in members.set(name, try reader.value(depth: 3)) }
+                            switch kind {
+                            case "device": fields.device = members
+                            case "channel": fields.channel = members
+                            default: break
+                            }
                         }
                     } else {
                         fields.set(key, try reader.value(depth: 1))
@@ -269,13 +273,28 @@ extension PushJob {
         )
     }
 
+    /// The members of `target.device` or `target.channel` a job uses; others are ignored.
+    private struct TargetFields {
+        var token, kind, environment, key: JSONValue?
+
+        mutating func set(_ name: String, _ value: JSONValue) {
+            switch name {
+            case "token": token = value
+            case "kind": kind = value
+            case "environment": environment = value
+            case "key": key = value
+            default: break
+            }
+        }
+    }
+
     /// A job's members as read, then checked and converted with errors that name the field.
     private struct Fields {
         var jobId, apnsId, activityId, domain, eventId, eventTime, userId, attributesType: JSONValue?
         var bundleId, priority, expiration, event, payload, isTerminal, sequence: JSONValue?
         var sawTarget = false
-        /// `target`'s member (`device` or `channel`) and that member's fields.
-        var target: [String: [String: JSONValue]] = [:]
+        /// `target`'s members: read into fields, not dictionaries, as every job has one.
+        var device, channel: TargetFields?
 
         mutating func set(_ key: String, _ value: JSONValue) {
             switch key {
@@ -324,20 +343,20 @@ extension PushJob {
 
         func pushTarget() throws(FormatError) -> PushTarget {
             guard sawTarget else { throw FormatError(description: "missing target") }
-            if let device = target["device"] {
-                guard let kind = PushTarget.DeviceTokenKind(rawValue: try Self.string(device["kind"], "target.device.kind")) else {
+            if let device {
+                guard let kind = PushTarget.DeviceTokenKind(rawValue: try Self.string(device.kind, "target.device.kind")) else {
                     throw Self.invalid("target.device.kind", "is not update or pushToStart")
                 }
                 var environment = APNsEnvironment.production
-                if device["environment"] != nil {
-                    guard let named = APNsEnvironment(rawValue: try Self.string(device["environment"], "target.device.environment"))
+                if device.environment != nil {
+                    guard let named = APNsEnvironment(rawValue: try Self.string(device.environment, "target.device.environment"))
                     else { throw Self.invalid("target.device.environment", "is not production or sandbox") }
                     environment = named
                 }
-                return .device(token: try Self.string(device["token"], "target.device.token"), kind: kind, environment: environment)
+                return .device(token: try Self.string(device.token, "target.device.token"), kind: kind, environment: environment)
             }
-            if let channel = target["channel"] {
-                return .channel(key: try Self.string(channel["key"], "target.channel.key"))
+            if let channel {
+                return .channel(key: try Self.string(channel.key, "target.channel.key"))
             }
             throw FormatError(description: "target has neither device nor channel")
         }

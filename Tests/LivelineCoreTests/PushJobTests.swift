@@ -156,6 +156,10 @@ struct PushJobTests {
         #expect(try reason { $0["target"] = ["device": ["token": "ab", "kind": "update", "environment": "staging"]] }
             == "target.device.environment is not production or sandbox")
         #expect(try reason { $0["target"] = [String: Any]() } == "target has neither device nor channel")
+        #expect(try reason { $0["target"] = ["device": ["kind": "update"]] } == "missing target.device.token")
+        #expect(try reason { $0["target"] = ["channel": ["token": "ab"]] } == "missing target.channel.key")
+        #expect(try reason { $0["target"] = ["pigeon": ["key": "k"]] } == "target has neither device nor channel")
+        #expect(try reason { $0["target"] = ["channel": ["key": "game-1", "note": 1]] } == "decoded")
         object["event"] = "pause"
         #expect(throws: PushJob.FormatError.self) { try PushJob(json: try JSONSerialization.data(withJSONObject: object)) }
         #expect(throws: PushJob.FormatError.self) { try PushJob(json: Data("[1]".utf8)) }
