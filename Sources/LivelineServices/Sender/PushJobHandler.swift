@@ -81,7 +81,7 @@ struct PushJobHandler: Sendable {
             return try await deliver(job, client: client, incoming: incoming, attempt: attempt)
         case .dropped(let trace):
             return [trace]
-        case let refusal:
+        case .refused(let refusal):
             return try await refuse(refusal, incoming: incoming, attempt: attempt)
         }
     }
@@ -91,6 +91,11 @@ struct PushJobHandler: Sendable {
         case send(PushJob, APNsClient)
         /// Not worth sending (stale, superseded, expired, after its activity's end).
         case dropped(TraceEntry)
+        /// Dead-lettered or parked in a retry tier instead of sent.
+        case refused(Refusal)
+    }
+
+    private enum Refusal {
         case notAJob(any Error)
         /// No APNs credentials for the job's app here.
         case unknownApp(PushJob)
@@ -102,9 +107,9 @@ struct PushJobHandler: Sendable {
         let job: PushJob
         switch decoded {
         case .success(let decoded): job = decoded
-        case .failure(let error): return .notAJob(error)
+        case .failure(let error): return .refused(.notAJob(error))
         }
-        guard let client = clients.client(for: job) else { return .unknownApp(job) }
+        guard let client = clients.client(for: job) else { return .refused(.unknownApp(job)) }
 
         // Before the back-off: a job not worth sending is dropped, not parked in a tier.
         var lastApplied: Int64?
@@ -124,14 +129,14 @@ struct PushJobHandler: Sendable {
             return .dropped(trace(job, .dropped, "\(dropReason): not sent (attempt \(attempt.count + 1)\(why))"))
         }
         if case .device(let token, _, _) = job.target, let remaining = backoff.remaining(for: token) {
-            return .backingOff(job, remaining)
+            return .refused(.backingOff(job, remaining))
         }
         return .send(job, client)
     }
 
     /// Records a job that is not sent: dead-lettered, or parked in a retry tier.
-    private func refuse(_ admission: Admission, incoming: IncomingJob, attempt: Attempt) async throws -> [TraceEntry] {
-        switch admission {
+    private func refuse(_ refusal: Refusal, incoming: IncomingJob, attempt: Attempt) async throws -> [TraceEntry] {
+        switch refusal {
         case .notAJob(let error):
             return try await deadLetter(
                 body: incoming.body, job: nil, attempt: attempt,
@@ -152,8 +157,6 @@ struct PushJobHandler: Sendable {
                 messageID: incoming.messageID, job: job, attempt: attempt,
                 reason: "token backing off after TooManyRequests, not sent", apnsReason: "TooManyRequests"
             )
-        case .send, .dropped:
-            preconditionFailure("only a refusal is recorded by refuse(_:incoming:attempt:)")
         }
     }
 
