@@ -127,7 +127,7 @@ public final class APNsClient: Sendable {
             headers.add(name: "apns-collapse-id", value: collapseID)
         }
         let body = allocator.buffer(bytes: push.payload)
-        let response = try await perform(pool: pushPool, headers: consume headers, body: body, idHeader: "apns-id")
+        let response = try await perform(pool: pushPool, headers: consume headers, body: body)
         return try successOrThrow(response, idHeader: "apns-id")
     }
 
@@ -151,7 +151,7 @@ public final class APNsClient: Sendable {
         }
         headers.add(name: "apns-request-id", value: push.requestID.hyphenated(), indexing: .nonIndexable)
         let body = allocator.buffer(bytes: push.payload)
-        let response = try await perform(pool: pushPool, headers: consume headers, body: body, idHeader: "apns-request-id")
+        let response = try await perform(pool: pushPool, headers: consume headers, body: body)
         return try successOrThrow(response, idHeader: "apns-request-id")
     }
 
@@ -262,7 +262,7 @@ public final class APNsClient: Sendable {
             headers.add(name: "apns-channel-id", value: channelID)
         }
         let buffer = body.map { allocator.buffer(bytes: $0) }
-        let response = try await perform(pool: channelPool, headers: consume headers, body: buffer, idHeader: "apns-request-id")
+        let response = try await perform(pool: channelPool, headers: consume headers, body: buffer)
         _ = try successOrThrow(response, idHeader: "apns-request-id")
         return response
     }
@@ -280,8 +280,7 @@ public final class APNsClient: Sendable {
     private func perform(
         pool: HTTP2ConnectionPool,
         headers: consuming HPACKHeaders,
-        body: ByteBuffer?,
-        idHeader: String
+        body: ByteBuffer?
     ) async throws(APNsError) -> HTTP2Response {
         var retries = Retries()
         while true {
@@ -297,7 +296,7 @@ public final class APNsClient: Sendable {
         }
     }
 
-    /// The retries ``perform(pool:headers:body:idHeader:)`` has made so far.
+    /// The retries ``perform(pool:headers:body:)`` has made so far.
     private struct Retries {
         var unprocessed = 0
         var refreshedToken = false

@@ -118,9 +118,9 @@ public final class SQLiteLivelineStore: ActivityStore {
     }
 
     static func insertTrace(_ db: Database, _ entries: [TraceEntry]) throws {
-        // Rows in groups a statement: per-statement overhead, not the insert itself, was the
-        // cost at one trace line per event. A group's size is a power of two up to 128, so the
-        // connection caches 8 statements: one per size from 1 to 100 rows held 2-3 MiB.
+        // Many rows to a statement: per-statement overhead, not the insert itself, was the cost
+        // at one trace line per event. Each group's size is a power of two up to 128, so the
+        // connection caches 8 statements; one per row count from 1 to 100 held about 3.5 MiB.
         // The values go in as `DatabaseValue`s and the statements' text is made once: built
         // per call from existentials, they were 40 % of the insert (3 % of the sender).
         var start = entries.startIndex
