@@ -32,6 +32,7 @@ struct NGHTTP2InteropTests {
     private func runH2load(_ h2load: URL, port: Int, key: TestKey, simulator: APNsSimulator) async throws {
         let token = try APNsTokenSigner(teamID: key.teamID, keyID: key.keyID, privateKeyPEM: key.privateKeyPEM).currentToken()
         let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let bodyFile = directory.appendingPathComponent("push.json")
         try Data(liveActivityPayload()).write(to: bodyFile)
         let requests = 4_000
@@ -58,6 +59,7 @@ struct NGHTTP2InteropTests {
         let nghttpd = try Tool.find("nghttpd", package: "nghttp2-server")
         let openssl = try Tool.find("openssl", package: "openssl")
         let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let keyFile = directory.appendingPathComponent("key.pem").path
         let certificateFile = directory.appendingPathComponent("cert.pem").path
         _ = try await Tool.run(openssl, [
