@@ -5,7 +5,9 @@ Docker engine or a cluster. scripts/validate-deploy installs what this needs and
 Checks, each of which fails on a mistake:
 - docker-compose.yml: docker-compose's own parser (`docker-compose config -q`); the services
   the system needs; every Liveline service runs a real `liveline` subcommand with options it
-  accepts; every LIVELINE_* variable is a setting the code reads; healthchecks on /healthz.
+  accepts; every LIVELINE_* variable is a setting the code reads; healthchecks on /healthz;
+  the image (deploy/Dockerfile) builds `liveline` as scripts/build-workers' release build,
+  which the benchmarks measure.
 - Kubernetes: every overlay rendered with kustomize. Built-in kinds against Kubernetes' own
   schemas with kubernetes-validate in strict mode (unknown fields fail), for the oldest and
   newest Kubernetes versions supported. Custom resources (ScaledObject,
@@ -431,6 +433,28 @@ def validate_compose(root: Path, cli: Command, keys: set[str], report: Report) -
         "compose: every Liveline role runs the one image from deploy/Dockerfile",
         f"found {sorted(map(str, images))}",
     )
+    check_image_build(root / "deploy" / "Dockerfile", report)
+
+
+def check_image_build(dockerfile: Path, report: Report) -> None:
+    """The image builds `liveline` with the flags of scripts/build-workers' release build, the
+    binary the benchmarks measure (its build folder aside)."""
+    build = re.search(r"RUN swift build (.*?) --product liveline", dockerfile.read_text())
+    workers = (Path(__file__).resolve().parent / "build-workers").read_text()
+    release = re.search(r"release\)\s*flags=\((.*?)\)", workers, re.S)
+    if not build or not release:
+        report.fail("image: deploy/Dockerfile builds liveline as scripts/build-workers release does", "a build line is missing")
+        return
+    image = build.group(1).split()
+    benchmarked = release.group(1).split()
+    if "--scratch-path" in benchmarked:
+        index = benchmarked.index("--scratch-path")
+        del benchmarked[index:index + 2]
+    report.check(
+        image == benchmarked,
+        "image: deploy/Dockerfile builds liveline as scripts/build-workers release does",
+        f"the image: {' '.join(image)}; the benchmarks: {' '.join(benchmarked)}",
+    )
 
 
 # --- Kubernetes -------------------------------------------------------------------------
@@ -783,6 +807,8 @@ MUTATIONS = [
      "LIVELINE_APP_DEMO_BUNDLE_ID:", "LIVELINE_APP_DEMO_BUNDLEID:", "LIVELINE_APP_DEMO_BUNDLEID"),
     ("a misspelled setting in docker-compose.yml", "docker-compose.yml",
      "LIVELINE_APNS_CA_FILE:", "LIVELINE_APNS_CAFILE:", "LIVELINE_APNS_CAFILE"),
+    ("an image built otherwise than the benchmarked binary", "deploy/Dockerfile",
+     " -Xcc -ffunction-sections --product liveline", " --product liveline", "image: deploy/Dockerfile builds liveline"),
     ("a compose file docker-compose rejects", "docker-compose.yml",
      "      translator:\n        condition: service_started\n",
      "      translator:\n        condition: service_begun\n", "docker-compose config -q"),
@@ -806,7 +832,7 @@ def self_test(root: Path, cli: Command, keys: set[str], metrics: set[str]) -> li
             target.write_text(text.replace(old, new))
             report = Report(quiet=True)
             try:
-                if file == "docker-compose.yml":
+                if file in ("docker-compose.yml", "deploy/Dockerfile"):
                     validate_compose(copy_root, cli, keys, report)
                 elif file.endswith(".json") and "grafana" in file:
                     validate_dashboard(copy_root, metrics, report)
