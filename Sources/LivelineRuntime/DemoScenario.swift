@@ -102,7 +102,13 @@ struct DemoScenario: Sendable {
             attributesType: "ScoreAttributes", at: Date()))
     }
 
-    func publish(with publisher: EventPublisher, badEventTo exchange: String, store: any ActivityStore) async throws {
+    /// - Parameter olderDeviceStarted: returns once the game's start reached the iOS 17 fan's
+    ///   phone, when the caller can see it: its app has no update token before that. Without
+    ///   it, the pause between steps stands in.
+    func publish(
+        with publisher: EventPublisher, badEventTo exchange: String, store: any ActivityStore,
+        olderDeviceStarted: () async -> Void = {}
+    ) async throws {
         var time = Date().addingTimeInterval(-120)
         func next() -> Date {
             time.addTimeInterval(1)
@@ -150,7 +156,10 @@ struct DemoScenario: Sendable {
             try await publisher.publish(contentsOf: events)
             // Paced like real life (compressed), so each step is its own push, not coalesced.
             try await Task.sleep(for: .milliseconds(300))
-            if index == 1 { try await subscribeOlderDevice(in: store) }
+            if index == 1 {
+                await olderDeviceStarted()
+                try await subscribeOlderDevice(in: store)
+            }
         }
         // A producer bug: not a CloudEvent at all. It must end in the DLQ, not vanish.
         try await publisher.connection.publish(

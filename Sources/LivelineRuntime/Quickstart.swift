@@ -184,7 +184,14 @@ public struct Quickstart: Sendable {
                 }
             }
             let publisher = EventPublisher(connection: producer, source: "//quickstart.liveline", topology: topology)
-            try await scenario.publish(with: publisher, badEventTo: topology.eventsExchange, store: store)
+            try await scenario.publish(with: publisher, badEventTo: topology.eventsExchange, store: store) {
+                // On a loaded machine the start can take longer than the pause between steps; a
+                // token subscribed before it arrived got the next update before the start.
+                let started = ContinuousClock.now + .seconds(10)
+                while simulator.deliveries(toDevice: scenario.fanDevices[3]).isEmpty, ContinuousClock.now < started {
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+            }
 
             let deadline = ContinuousClock.now + timeout
             var report = try await currentReport(scenario, simulator, store)
