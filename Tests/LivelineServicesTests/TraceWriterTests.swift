@@ -65,4 +65,35 @@ struct TraceWriterTests {
             #expect(try await store.trace(activityID: "r-2", limit: 10).count == 1)
         }
     }
+
+    @Test("the ticker sleeps while nothing waits, commits an entry an interval after it arrives, and ends on finish or cancel")
+    func tickerWakesForEntries() async throws {
+        try await SQLiteTestDatabase.withStore { store in
+            let writer = TraceWriter(
+                store: store, interval: .milliseconds(20), batchSize: 1_000, metrics: SenderMetrics(), logger: Logger(label: "test"))
+            let ticker = Task { await writer.run() }
+            let acked = Mutex<[String]>([])
+            // Idle long enough for several intervals, then one entry below the batch size.
+            try await Task.sleep(for: .milliseconds(100))
+            writer.append([Self.entry("r-1")]) { acked.withLock { $0.append("r-1") } }
+            try await Self.eventually { !acked.withLock { $0 }.isEmpty }
+            #expect(acked.withLock { $0 } == ["r-1"], "the ticker woke for the entry and committed it")
+            #expect(try await store.trace(activityID: "r-1", limit: 10).count == 1)
+
+            // Idle again: finish() must end the waiting ticker.
+            try await Task.sleep(for: .milliseconds(50))
+            writer.finish()
+            await ticker.value
+
+            let cancelled = Self.writer(store, batchSize: 1_000)
+            let waiting = Task { await cancelled.run() }
+            try await Task.sleep(for: .milliseconds(50))
+            waiting.cancel()
+            await waiting.value
+            // Cancelled, it no longer ticks, so an append commits on its own.
+            cancelled.append([Self.entry("r-2")]) { acked.withLock { $0.append("r-2") } }
+            try await Self.eventually { acked.withLock { $0.count } == 2 }
+            #expect(acked.withLock { $0 } == ["r-1", "r-2"])
+        }
+    }
 }
