@@ -25,6 +25,8 @@ struct E2EBenchmark: AsyncParsableCommand {
     @Option(help: "Activities, one device each; events go round-robin over them.") var activities = 1_000
     @Option(help: "Events to publish.") var events = 100_000
     @Option(help: "Events per second; 0 publishes flat out.") var rate = 0
+    @Option(help: "At a rate, publish this many events at once every burst/rate seconds, instead of each as it falls due.")
+    var burst: Int?
     @Flag(help: "Publish everything first, then start the workers and measure the drain.") var backlog = false
     @Option(help: "Seconds to wait for the last pushes.") var drainTimeout = 600
     @Option(help: "The soak: sample every process's memory this often (seconds), and print latency and memory per window.")
@@ -39,6 +41,9 @@ struct E2EBenchmark: AsyncParsableCommand {
         guard translators >= 1, senders >= 1 else { throw ValidationError("--translators and --senders must be at least 1") }
         guard activities >= 1, events >= activities else { throw ValidationError("--events must be at least --activities (≥ 1)") }
         guard rate >= 0 else { throw ValidationError("--rate must be 0 (flat out) or more") }
+        if let burst, burst < 1 || burst > 200 || rate == 0 {
+            throw ValidationError("--burst must be 1-200, with a --rate")
+        }
         if let windowSeconds, windowSeconds < 1 || backlog {
             throw ValidationError("--window-seconds must be at least 1, and a soak publishes as it goes (no --backlog)")
         }
@@ -53,7 +58,7 @@ struct E2EBenchmark: AsyncParsableCommand {
 
     /// Runs the load and prints the figures; true when the ledger passed.
     private func measure(_ pipeline: Pipeline) async throws -> Bool {
-        let load = Load(activities: activities, total: events, rate: rate)
+        let load = Load(activities: activities, total: events, rate: rate, burst: burst)
         try await load.registerDevices(in: pipeline)
         let apnsIDs = load.apnsIDs()
 
@@ -89,9 +94,9 @@ struct E2EBenchmark: AsyncParsableCommand {
         let verdict = outcome.ledger.verdict()
         let seconds = max(outcome.lastReceipt - started, 0.001)
         let summary = Summary(
-            scenario: scenario ?? (backlog ? "backlog" : rate == 0 ? "flat out" : "\(rate)/s"),
+            scenario: scenario ?? (backlog ? "backlog" : rate == 0 ? "flat out" : "\(rate)/s" + (burst.map { ", bursts of \($0)" } ?? "")),
             store: pipeline.storeURL.hasPrefix("sqlite:") ? "SQLite" : "PostgreSQL",
-            translators: translators, senders: senders, events: events, activities: activities, rate: rate,
+            translators: translators, senders: senders, events: events, activities: activities, rate: rate, burst: burst,
             seconds: seconds, eventsPerSecond: Double(events) / seconds, pushesPerSecond: Double(outcome.pushes) / seconds,
             p50: outcome.latency(0.5), p99: outcome.latency(0.99), p999: outcome.latency(0.999),
             processes: meter.usage(before: before, after: after, events: events), stages: stages,
@@ -120,6 +125,8 @@ struct E2EBenchmark: AsyncParsableCommand {
         var events: Int
         var activities: Int
         var rate: Int
+        /// Events per publish at the rate; nil: each as it fell due.
+        var burst: Int?
         var seconds: Double
         var eventsPerSecond: Double
         var pushesPerSecond: Double
@@ -135,7 +142,8 @@ struct E2EBenchmark: AsyncParsableCommand {
         var text: String {
             var lines = [
                 "e2e (\(scenario)): \(translators) translator(s), \(senders) sender(s), \(store); \(events) events over "
-                    + "\(activities) activities, " + (rate == 0 ? "flat out" : "\(rate)/s"),
+                    + "\(activities) activities, " + (rate == 0 ? "flat out" : "\(rate)/s")
+                    + (burst.map { " in bursts of \($0)" } ?? ""),
                 String(format: "  sustained: %.0f events/s, %.0f pushes/s (%.1f s to the last push)", eventsPerSecond, pushesPerSecond, seconds),
                 String(format: "  latency, publish to APNs receipt: p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms", p50, p99, p999),
                 "  process                       cpu s   µs/event   peak RSS    RSS now",

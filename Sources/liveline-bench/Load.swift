@@ -12,19 +12,26 @@ import Logging
 /// published with confirms at `rate` events/s (0: flat out). A publish the broker refused
 /// or never confirmed is published again, as a producer with confirms would, so every
 /// event ends up confirmed; the time of its first attempt is its publish time.
+///
+/// At a rate, each event goes out once its time has come: every publish carries the
+/// events that fell due while the one before awaited its confirms (one to a few at 1,000/s).
+/// A `burst` instead holds events back and publishes that many at once, every
+/// `burst / rate` seconds, as a producer batching its own sends would.
 struct Load: Sendable {
     let events: BenchEvents
     let activities: Int
     let total: Int
     let rate: Int
+    let burst: Int?
     /// Where the content (ETAs, windows) is anchored.
     let base = Date()
 
-    init(activities: Int, total: Int, rate: Int) {
+    init(activities: Int, total: Int, rate: Int, burst: Int? = nil) {
         events = BenchEvents(run: "r\(UUID().uuidString.prefix(6).lowercased())-")
         self.activities = activities
         self.total = total
         self.rate = rate
+        self.burst = burst
     }
 
     /// One update token per activity, registered as the app would.
@@ -75,13 +82,14 @@ struct Load: Sendable {
         var publishedAt = [Double](repeating: 0, count: total)
         let clock = ContinuousClock()
         let started = clock.now
-        let chunk = rate == 0 ? 200 : max(1, min(200, rate / 20))
+        /// At most this many events per publish, so one publish never holds the loop long.
+        let most = 200
         var fault: Task<Void, any Error>?
         var lastTime: [Int: Date] = [:]
         var next = 0
         while next < total {
             if let trigger, let during, fault == nil, next >= trigger { fault = Task { try await during() } }
-            let range = next..<min(total, next + chunk)
+            let range = next..<min(total, next + chunkSize(after: next, elapsed: clock.now - started, most: most))
             let now = Date()
             let batch = try range.map { index in
                 // Event times follow the clock, a millisecond apart at least within an
@@ -95,13 +103,25 @@ struct Load: Sendable {
             try await publishConfirmed(batch, with: publisher)
             next = range.upperBound
             progress.update(next)
-            if rate > 0 {
-                let due = started + .seconds(Double(next) / Double(rate))
+            if rate > 0, next < total {
+                // The next publish starts when its first event (its last, for a burst) is due.
+                let waitFor = burst.map { min(total, next + $0) - 1 } ?? next
+                let due = started + .seconds(Double(waitFor) / Double(rate))
                 if clock.now < due { try await Task.sleep(until: due) }
             }
         }
         try await fault?.value
         return publishedAt
+    }
+
+    /// How many events the publish starting at event `next` carries: flat out, `most`;
+    /// in bursts, the burst; otherwise every event due by `elapsed`, at least one.
+    private func chunkSize(after next: Int, elapsed: Duration, most: Int) -> Int {
+        guard rate > 0 else { return most }
+        if let burst { return burst }
+        let (seconds, attoseconds) = elapsed.components
+        let due = Int((Double(seconds) + Double(attoseconds) / 1e18) * Double(rate)) + 1
+        return min(most, max(1, due - next))
     }
 
     /// Refuses to start on queues an earlier run left messages in.
