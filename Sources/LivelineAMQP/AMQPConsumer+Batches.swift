@@ -1,7 +1,8 @@
 extension AMQPConsumer {
     /// The next batch of deliveries: everything received, up to `maxSize`, after waiting
     /// for the first and then, while fewer than `maxSize` are there, at most `linger` for
-    /// stragglers.
+    /// stragglers, as long as some arrive in every `quiet` step (by default the whole
+    /// linger is one step).
     ///
     /// Nil once the consumer ended (cancelled, or the connection closed) and every delivery
     /// was handed out, or when the calling task is cancelled; throws the consumer's error
@@ -10,7 +11,7 @@ extension AMQPConsumer {
     ///
     /// Take batches from one task at a time, and do not also iterate the consumer: both
     /// take from the same deliveries.
-    public func nextBatch(maxSize: Int, linger: Duration) async throws -> [AMQPDelivery]? {
-        try await buffer.take(atMost: Swift.max(1, maxSize), linger: linger)
+    public func nextBatch(maxSize: Int, linger: Duration, quiet: Duration? = nil) async throws -> [AMQPDelivery]? {
+        try await buffer.take(atMost: Swift.max(1, maxSize), linger: linger, quiet: quiet)
     }
 }

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Hands deliveries from the owner thread to the one task taking from a consumer, one at a
-/// time (``AMQPConsumer``'s sequence) or in batches (``AMQPConsumer/nextBatch(maxSize:linger:)``).
+/// time (``AMQPConsumer``'s sequence) or in batches (``AMQPConsumer/nextBatch(maxSize:linger:quiet:)``).
 ///
 /// The taking task takes everything buffered (up to a batch's size) in one lock and then
 /// works through it locally, so it wakes once per burst rather than once per message; at
@@ -10,6 +10,8 @@ import Synchronization
 final class DeliveryBuffer: Sendable {
     private struct State {
         var items: [AMQPDelivery] = []
+        /// Deliveries appended so far, to tell whether any came during a linger's step.
+        var arrived = 0
         var waiter: CheckedContinuation<Void, Never>?
         var finished = false
         var error: (any Error)?
@@ -28,7 +30,7 @@ final class DeliveryBuffer: Sendable {
     private enum Take {
         case items([AMQPDelivery])
         case finished((any Error)?)
-        case linger
+        case linger(arrived: Int)
         case wait
     }
 
@@ -39,6 +41,7 @@ final class DeliveryBuffer: Sendable {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.finished else { return nil }
             state.items.append(delivery)
+            state.arrived &+= 1
             defer { state.waiter = nil }
             return state.waiter
         }
@@ -57,17 +60,27 @@ final class DeliveryBuffer: Sendable {
         waiter?.resume()
     }
 
-    /// Up to `maximum` buffered deliveries, waiting while there are none. With a `linger`,
-    /// a short take waits that long once for more to arrive (a cancelled linger just ends
-    /// early). Nil at the end or on cancellation; the finishing error is thrown once every
-    /// delivery was taken.
-    func take(atMost maximum: Int = .max, linger: Duration = .zero) async throws -> [AMQPDelivery]? {
-        var lingered = linger <= .zero
+    /// Up to `maximum` buffered deliveries, waiting while there are none.
+    ///
+    /// With a `linger`, a short take waits for more while they keep coming: in steps of
+    /// `quiet` (at most the linger), until a step in which none arrived, the batch is full,
+    /// or `linger` has passed since the first step. A burst that arrived whole waits one
+    /// step; a steady trickle fills the batch for the whole linger. A cancelled linger just
+    /// ends early. Nil at the end or on cancellation; the finishing error is thrown once
+    /// every delivery was taken.
+    func take(atMost maximum: Int = .max, linger: Duration = .zero, quiet: Duration? = nil) async throws -> [AMQPDelivery]? {
+        let step = min(quiet ?? linger, linger)
+        var lingering: (until: ContinuousClock.Instant, seen: Int)?
         while true {
             let taken = state.withLock { state -> Take in
                 if !state.items.isEmpty {
-                    if !lingered, !state.finished, state.items.count < maximum { return .linger }
-                    return .items(state.take(atMost: maximum))
+                    guard linger > .zero, !state.finished, state.items.count < maximum, !Task.isCancelled else {
+                        return .items(state.take(atMost: maximum))
+                    }
+                    if let lingering, lingering.seen == state.arrived || ContinuousClock.now >= lingering.until {
+                        return .items(state.take(atMost: maximum))
+                    }
+                    return .linger(arrived: state.arrived)
                 }
                 return state.finished ? .finished(state.error) : .wait
             }
@@ -76,9 +89,11 @@ final class DeliveryBuffer: Sendable {
             case .finished(let error):
                 if let error { throw error }
                 return nil
-            case .linger:
-                lingered = true
-                try? await Task.sleep(for: linger)
+            case .linger(let arrived):
+                let now = ContinuousClock.now
+                let until = lingering?.until ?? now + linger
+                lingering = (until, arrived)
+                try? await Task.sleep(for: min(step, until - now))
                 continue
             case .wait: break
             }

@@ -23,6 +23,10 @@ public struct WorkerSettings: Sendable {
     /// `liveline.translator.jobs-per-message`, default 16: the most jobs of one event the
     /// translator puts in one message (a game's start for its audience); 1 sends each alone.
     public var jobsPerMessage: Int
+    /// `liveline.translator.linger-ms`, default 5: the longest a batch that is not full
+    /// waits for more events while they keep coming (``TranslatorSettings/linger``). Larger
+    /// batches cost less CPU per event at moderate rates, and wait that much longer.
+    public var lingerMilliseconds: Int
 
     public init(config: ConfigReader) throws {
         if let path = config.string(forKey: "translator.domains-file") {
@@ -45,6 +49,11 @@ public struct WorkerSettings: Sendable {
         jobsPerMessage = try LivelineSettings.integer(config, "translator.jobs-per-message") ?? TranslatorSettings().jobsPerMessage
         guard (1...1_000).contains(jobsPerMessage) else {
             throw SettingsError("liveline.translator.jobs-per-message must be 1 to 1000, not \(jobsPerMessage)")
+        }
+        lingerMilliseconds = try LivelineSettings.integer(config, "translator.linger-ms")
+            ?? Int(TranslatorSettings().linger / .milliseconds(1))
+        guard (0...1_000).contains(lingerMilliseconds) else {
+            throw SettingsError("liveline.translator.linger-ms must be 0 to 1000, not \(lingerMilliseconds)")
         }
     }
 

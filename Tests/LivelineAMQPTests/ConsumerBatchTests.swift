@@ -1,9 +1,10 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import LivelineAMQP
 
-/// The batches ``AMQPConsumer/nextBatch(maxSize:linger:)`` hands out, from the buffer the
+/// The batches ``AMQPConsumer/nextBatch(maxSize:linger:quiet:)`` hands out, from the buffer the
 /// owner thread fills; no broker.
 @Suite struct ConsumerBatchTests {
     struct NoSettling: DeliverySettling {
@@ -32,6 +33,61 @@ import Testing
         try await Task.sleep(for: .milliseconds(20))
         buffer.yield(delivery(2))
         #expect(tags(try await batch) == [1, 2])
+    }
+
+    @Test func aBurstThatArrivedWholeWaitsOneQuietStepNotTheLinger() async throws {
+        let buffer = DeliveryBuffer()
+        for tag: UInt64 in 1...3 { buffer.yield(delivery(tag)) }
+        let started = ContinuousClock.now
+        // An hour's linger would hang the test if it were waited.
+        #expect(tags(try await buffer.take(atMost: 10, linger: .seconds(3600), quiet: .milliseconds(20))) == [1, 2, 3])
+        #expect(ContinuousClock.now - started < .seconds(60))
+    }
+
+    /// Yields a delivery every `interval` from a thread of its own (the owner thread's part),
+    /// so a busy task pool cannot hold the trickle back; `count` nil: until stopped.
+    final class Trickle: Sendable {
+        private let stopped = Mutex(false)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(into buffer: DeliveryBuffer, from first: UInt64, count: Int?, every interval: TimeInterval) {
+            let thread = Thread { [self] in
+                var tag = first
+                while !stopped.withLock({ $0 }), count.map({ tag < first + UInt64($0) }) ?? true {
+                    Thread.sleep(forTimeInterval: interval)
+                    buffer.yield(ConsumerBatchTests().delivery(tag))
+                    tag += 1
+                }
+                done.signal()
+            }
+            thread.start()
+        }
+
+        func stop() {
+            stopped.withLock { $0 = true }
+            done.wait()
+        }
+    }
+
+    @Test func aTrickleKeepsTheBatchOpenWhileItLastsUpToTheLinger() async throws {
+        let buffer = DeliveryBuffer()
+        buffer.yield(delivery(1))
+        // Five more, 20 ms apart: each well within the quiet step, so one batch holds them all.
+        let trickle = Trickle(into: buffer, from: 2, count: 5, every: 0.02)
+        let began = ContinuousClock.now
+        let batch = try await buffer.take(atMost: 100, linger: .seconds(30), quiet: .seconds(1))
+        trickle.stop()
+        #expect(tags(batch) == [1, 2, 3, 4, 5, 6])
+        #expect(ContinuousClock.now - began < .seconds(20), "a quiet step after the last ended it, not the linger")
+
+        // A trickle that never stops is cut at the linger.
+        let endless = Trickle(into: buffer, from: 10, count: nil, every: 0.005)
+        defer { endless.stop() }
+        let started = ContinuousClock.now
+        let capped = try await buffer.take(atMost: 100_000, linger: .milliseconds(300), quiet: .milliseconds(100))
+        #expect(ContinuousClock.now - started >= .milliseconds(300), "it lingered past its first quiet step")
+        #expect(ContinuousClock.now - started < .seconds(60))
+        #expect(try #require(capped).count > 1)
     }
 
     @Test func aFullBatchOrAFinishedConsumerDoesNotLinger() async throws {

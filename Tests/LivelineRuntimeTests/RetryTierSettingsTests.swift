@@ -1,5 +1,6 @@
 import LivelineMessaging
 import LivelineRuntime
+import LivelineServices
 import Testing
 
 /// `liveline.retry.delays-seconds`: the sender's retry tiers, read and checked at start.
@@ -55,5 +56,25 @@ import Testing
             try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: [variable: value]))
         }
         #expect(error.map { "\($0)" }?.contains(message) == true, "\(String(describing: error))")
+    }
+}
+
+/// `liveline.translator.linger-ms`: how long a batch that is not full waits for more events.
+@Suite struct LingerSettingsTests {
+    static func linger(_ value: String?) async throws -> Int {
+        let environment = value.map { ["LIVELINE_TRANSLATOR_LINGER_MS": $0] } ?? [:]
+        return try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment)).lingerMilliseconds
+    }
+
+    @Test func defaultsToTheTranslatorsOwnAndTakesAnyFrom0To1000() async throws {
+        #expect(try await Self.linger(nil) == Int(TranslatorSettings().linger / .milliseconds(1)))
+        #expect(try await Self.linger("0") == 0)
+        #expect(try await Self.linger("1000") == 1000)
+    }
+
+    @Test(arguments: ["-1", "1001", "soon"])
+    func outOfRangeOrNoNumberIsRefusedNamingTheKey(value: String) async throws {
+        let error = await #expect(throws: SettingsError.self) { try await Self.linger(value) }
+        #expect(error.map { "\($0)" }?.contains("liveline.translator.linger-ms") == true)
     }
 }

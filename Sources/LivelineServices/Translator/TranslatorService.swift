@@ -164,7 +164,8 @@ public struct TranslatorService: Service {
         from consumer: AMQPConsumer, into ahead: ParsedAhead
     ) -> Task<(batch: [AMQPDelivery], parsed: BatchProcessor.ParsedBatch, received: ContinuousClock.Instant)?, any Error> {
         Task { [processor, settings, health] in
-            guard let batch = try await consumer.nextBatch(maxSize: settings.maxBatchSize, linger: settings.linger) else {
+            guard let batch = try await consumer.nextBatch(
+                maxSize: settings.maxBatchSize, linger: settings.linger, quiet: settings.lingerQuiet) else {
                 return nil
             }
             health.began(batch.count)
