@@ -74,7 +74,11 @@ struct E2EBenchmark: AsyncParsableCommand {
         }
         defer { sampling?.cancel() }
         let publishedAt = try await load.publish(amqpURL: workers.amqpURL, progress: Progress(total: events, what: "published"))
+        var publishing: [UsageMeter.Usage]?
         if backlog {
+            // With no worker running yet, what the broker spent is the producer's part.
+            publishing = meter.usage(before: before, after: meter.sample(pipeline), events: events)
+                .filter { $0.name == "broker" || $0.name.hasPrefix("bench") }
             try await startWorkers(pipeline)
             before = meter.sample(pipeline)
             started = Date().timeIntervalSince1970
@@ -100,6 +104,7 @@ struct E2EBenchmark: AsyncParsableCommand {
             seconds: seconds, eventsPerSecond: Double(events) / seconds, pushesPerSecond: Double(outcome.pushes) / seconds,
             p50: outcome.latency(0.5), p99: outcome.latency(0.99), p999: outcome.latency(0.999),
             processes: meter.usage(before: before, after: after, events: events), stages: stages,
+            publishing: publishing,
             windows: windowSeconds.map { SoakWindow.windows(of: $0, from: started, publishedAt: publishedAt, outcome: outcome, memory: memory) },
             ledger: verdict)
         if json {
@@ -136,6 +141,9 @@ struct E2EBenchmark: AsyncParsableCommand {
         var processes: [UsageMeter.Usage]
         var stages: [Stage]
         /// The soak's windows, with `--window-seconds`.
+        /// With `--backlog`: the broker's and the producer's CPU while the events were
+        /// published, before any worker ran (the rows above cover the drain).
+        var publishing: [UsageMeter.Usage]?
         var windows: [SoakWindow]?
         var ledger: Verdict
 
@@ -150,6 +158,11 @@ struct E2EBenchmark: AsyncParsableCommand {
             ]
             lines += processes.map(\.row)
             lines.append("  stages, mean from the workers' histograms: " + stages.map(\.text).joined(separator: ", "))
+            if let publishing {
+                lines.append("  while publishing, before the workers started: " + publishing.map {
+                    String(format: "%@ %.1f µs/event", $0.name, $0.microsecondsPerEvent)
+                }.joined(separator: ", "))
+            }
             if let windows { lines += SoakWindow.text(windows) }
             lines.append(ledger.text)
             return lines.joined(separator: "\n")
