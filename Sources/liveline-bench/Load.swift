@@ -119,8 +119,7 @@ struct Load: Sendable {
     private func chunkSize(after next: Int, elapsed: Duration, most: Int) -> Int {
         guard rate > 0 else { return most }
         if let burst { return burst }
-        let (seconds, attoseconds) = elapsed.components
-        let due = Int((Double(seconds) + Double(attoseconds) / 1e18) * Double(rate)) + 1
+        let due = Int(elapsed.seconds * Double(rate)) + 1
         return min(most, max(1, due - next))
     }
 
