@@ -15,7 +15,7 @@ extension SQLiteLivelineStore {
         let users = Self.json(Array(Set(unique.map(\.userID))))
         let startKeys = Set(unique.map { StartKey(userID: $0.userID, attributesType: $0.attributesType) })
         let starts = Self.json(pairs: startKeys.map { ($0.userID, $0.attributesType) })
-        return try await pool.read { db in
+        return try readHere { db in
             var activities: [String: ActivityRecord] = [:]
             let activityRows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT \(Self.activityColumns)
@@ -128,7 +128,7 @@ extension SQLiteLivelineStore {
 
     public func applyChanges(_ changes: [ActivityChange], trace: [TraceEntry]) async throws -> [ChangeOutcome] {
         guard !changes.isEmpty || !trace.isEmpty else { return [] }
-        return try await pool.write { db in
+        return try await writeHere { db in
             // A pending row made by another user's registration: the event's user owns the
             // activity, so that user's tokens must never receive its pushes. One statement
             // for the batch, before any change makes the rows active.
@@ -188,7 +188,7 @@ extension SQLiteLivelineStore {
         guard !activityIDs.isEmpty else { return [:] }
         let nowMS = now.millisecondsSince1970
         let windowStartLimit = nowMS - Int64((window * 1000).rounded())
-        return try await pool.write { db in
+        return try await writeHere { db in
             let spend = try db.cachedStatement(sql: """
                 UPDATE activities SET
                     budget_spent = CASE WHEN budget_window_ms IS NULL OR budget_window_ms <= ?2 THEN 1 ELSE budget_spent + 1 END,
@@ -208,7 +208,7 @@ extension SQLiteLivelineStore {
 
     public func markPushToStartTokensUsed(_ tokens: [String], attributesType: String, at: Date) async throws -> Set<String> {
         guard !tokens.isEmpty else { return [] }
-        return try await pool.write { db in
+        return try await writeHere { db in
             let rows = try String.fetchAll(db.cachedStatement(sql: """
                 UPDATE push_to_start_tokens SET used_ms = ?
                 WHERE attributes_type = ? AND used_ms IS NULL AND token IN (SELECT value FROM json_each(?))
