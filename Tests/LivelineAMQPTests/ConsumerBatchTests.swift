@@ -26,17 +26,51 @@ import Testing
         #expect(tags(try await buffer.take(atMost: 3, linger: .zero)) == [4, 5])
     }
 
+    /// Ticks a buffer every millisecond from a thread of its own, as the owner thread does on
+    /// every turn of its loop: a linger ends on a tick or a delivery, never on its own.
+    final class Ticker: Sendable {
+        private let stopped = Mutex(false)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ buffer: DeliveryBuffer) {
+            let thread = Thread { [self] in
+                while !stopped.withLock({ $0 }) {
+                    Thread.sleep(forTimeInterval: 0.001)
+                    buffer.tick(now: .now)
+                }
+                done.signal()
+            }
+            thread.start()
+        }
+
+        func stop() {
+            stopped.withLock { $0 = true }
+            done.wait()
+        }
+    }
+
+    /// The deadline a lingering take named, once it waits.
+    func lingering(_ buffer: DeliveryBuffer) async throws -> ContinuousClock.Instant {
+        while true {
+            if let deadline = buffer.lingerDeadline { return deadline }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
     @Test func aShortBatchLingersForStragglers() async throws {
         let buffer = DeliveryBuffer()
         buffer.yield(delivery(1))
-        async let batch = buffer.take(atMost: 10, linger: .milliseconds(500))
-        try await Task.sleep(for: .milliseconds(20))
+        let batch = Task { try await buffer.take(atMost: 10, linger: .seconds(3600)) }
+        _ = try await lingering(buffer)
         buffer.yield(delivery(2))
-        #expect(tags(try await batch) == [1, 2])
+        buffer.tick(now: try #require(buffer.lingerDeadline))
+        #expect(tags(try await batch.value) == [1, 2])
     }
 
     @Test func aBurstThatArrivedWholeWaitsOneQuietStepNotTheLinger() async throws {
         let buffer = DeliveryBuffer()
+        let ticker = Ticker(buffer)
+        defer { ticker.stop() }
         for tag: UInt64 in 1...3 { buffer.yield(delivery(tag)) }
         let started = ContinuousClock.now
         // An hour's linger would hang the test if it were waited.
@@ -71,6 +105,8 @@ import Testing
 
     @Test func aTrickleKeepsTheBatchOpenWhileItLastsUpToTheLinger() async throws {
         let buffer = DeliveryBuffer()
+        let ticker = Ticker(buffer)
+        defer { ticker.stop() }
         buffer.yield(delivery(1))
         // Five more, 20 ms apart: each well within the quiet step, so one batch holds them all.
         let trickle = Trickle(into: buffer, from: 2, count: 5, every: 0.02)
@@ -88,6 +124,28 @@ import Testing
         #expect(ContinuousClock.now - started >= .milliseconds(300), "it lingered past its first quiet step")
         #expect(ContinuousClock.now - started < .seconds(60))
         #expect(try #require(capped).count > 1)
+    }
+
+    @Test func theOwnersTickEndsALingerAtItsDeadlineNotBefore() async throws {
+        let buffer = DeliveryBuffer()
+        buffer.yield(delivery(1))
+        let batch = Task { try await buffer.take(atMost: 10, linger: .seconds(3600), quiet: .seconds(1800)) }
+        // A quiet step after the last delivery.
+        let due = try await lingering(buffer)
+        #expect(due > .now + .seconds(1700) && due <= .now + .seconds(1800))
+        buffer.tick(now: due - .seconds(1))
+        #expect(buffer.lingerDeadline == due, "a tick before the deadline leaves it waiting")
+        buffer.tick(now: due)
+        #expect(tags(try await batch.value) == [1])
+        #expect(buffer.lingerDeadline == nil)
+    }
+
+    @Test func theOwnerSleepsWholeMillisecondsUntilADeadline() {
+        let now = ContinuousClock.now
+        #expect(ConnectionDriver.milliseconds(until: now + .microseconds(1_200), now: now) == 2, "rounded up")
+        #expect(ConnectionDriver.milliseconds(until: now + .milliseconds(3), now: now) == 3)
+        #expect(ConnectionDriver.milliseconds(until: now - .milliseconds(3), now: now) == 0, "past: no sleep")
+        #expect(ConnectionDriver.milliseconds(until: now + .seconds(90), now: now) == 1_000, "at most a second")
     }
 
     @Test func aFullBatchOrAFinishedConsumerDoesNotLinger() async throws {

@@ -285,6 +285,8 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         }
         try sendWaitingPublishes()
         let framesRead = try readFrames()
+        let now = clock.now
+        for record in machine.consumers { record.deliveries.tick(now: now) }
         if let connection, !connection.hasQueuedFrames {
             for record in machine.consumers where record.finishPending {
                 record.finishPending = false
@@ -321,12 +323,26 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         // Wake often enough to send heartbeats and to notice a silent broker.
         let heartbeatMS = Int32(configuration.heartbeat.seconds * 1000)
         let idle = heartbeatMS > 0 ? min(1000, max(50, heartbeatMS / 4)) : 1000
-        let timeout: Int32 = closing ? 50 : (hasUnsettledDeliveries ? 2 : idle)
+        var timeout: Int32 = closing ? 50 : (hasUnsettledDeliveries ? 2 : idle)
+        // A batch lingering in a consumer's buffer ends on this thread (DeliveryBuffer).
+        for record in machine.consumers {
+            guard let deadline = record.deliveries.lingerDeadline else { continue }
+            timeout = min(timeout, Self.milliseconds(until: deadline, now: clock.now))
+        }
         _ = poll(&fds, 2, timeout)
         mailbox.withLock { $0.sleeping = false }
         if fds[0].revents & Int16(POLLIN) != 0 { drainWake() }
         if fds[1].revents & Int16(POLLIN) != 0 { machine.inboundActivity(now: clock.now) }
         if fds[1].revents & Int16(POLLOUT) != 0 { socketWritable = true }
+    }
+
+    /// Whole milliseconds from `now` to `deadline`, rounded up so a poll does not wake early;
+    /// at most a second, the longest this thread sleeps.
+    static func milliseconds(until deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Int32 {
+        let remaining = deadline - now
+        guard remaining > .zero else { return 0 }
+        guard remaining < .seconds(1) else { return 1_000 }
+        return Int32((remaining.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 
     private func sendHeartbeat() throws(AMQPError) {
@@ -393,6 +409,8 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             let remaining = Int32(max(1, min(100, (deadline - .now).seconds * 1000)))
             _ = poll(&fds, 1, remaining)
             if fds[0].revents & Int16(POLLIN) != 0 { drainWake() }
+            let now = clock.now
+            for record in machine.consumers { record.deliveries.tick(now: now) }
         }
         return !mailbox.withLock { $0.closeRequested }
     }
