@@ -164,4 +164,25 @@ struct ChangeConformanceTests {
             #expect(try await store.activity(id: "a")?.budget.windowStart == Fixtures.time(10 + 3600))
         }
     }
+
+    /// The budget goes with the changes: spent for a demand whose change applied or that names
+    /// none, never for one whose change was stale or came after the end.
+    @Test(arguments: StoreKind.underTest)
+    func theBudgetIsSpentWithTheChangesForTheOnesThatApplied(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            _ = try await store.applyChanges([Fixtures.change("b", at: 5), Fixtures.change("c", at: 1)])
+            let demands = BudgetDemands(
+                [
+                    .init(activityID: "a", changeIndex: 0), .init(activityID: "b", changeIndex: 1),
+                    .init(activityID: "c", changeIndex: nil), .init(activityID: "a", changeIndex: 0),
+                ], at: Fixtures.time(10), window: 3600)
+            let (outcomes, spent) = try await store.applyChanges(
+                [Fixtures.change("a", at: 1), Fixtures.change("b", at: 2)], trace: [], spending: demands)
+            #expect(outcomes == [.applied, .stale])
+            #expect(spent == ["a": 2, "c": 1], "b's change was stale: nothing spent for it")
+            #expect(try await store.activity(id: "b")?.budget.spent == 0)
+            let none = try await store.applyChanges([], trace: [], spending: BudgetDemands([], at: Fixtures.time(11), window: 3600))
+            #expect(none.outcomes.isEmpty && none.spent.isEmpty)
+        }
+    }
 }

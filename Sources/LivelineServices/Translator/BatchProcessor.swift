@@ -224,10 +224,11 @@ struct BatchProcessor: Sendable {
             trace.append(TraceEntry(activityID: entry.event.activityId, at: now, kind: .dropped,
                                     detail: "event \(entry.event.id): superseded by \(newer) in the next batch; stored, not sent"))
         }
-        var outcomes: [ChangeOutcome] = []
-        if !plan.changes.isEmpty || !trace.isEmpty || !plan.trace.isEmpty {
-            outcomes = try await store.applyChanges(plan.changes, trace: trace + plan.trace)
-        }
+        // 4b. In the same transaction, the priority-10 budget of the sends whose state applies:
+        //     the store's counter is the shared one across workers.
+        let spending = budgetDemands(plan.entries, supersededAhead: supersededAhead, now: now)
+        let (outcomes, spent) = try await store.applyChanges(plan.changes, trace: trace + plan.trace, spending: spending.demands)
+        checkBudget(spent, expected: spending.expected)
         phaseStart = metrics.record(.apply, since: phaseStart)
 
         // 5. Keep the sends whose state the store applied (another worker may have
@@ -255,10 +256,7 @@ struct BatchProcessor: Sendable {
             }
         }
 
-        // 6. Budget: the store's counter is the shared one across workers.
-        try await spendBudget(for: sends, now: now)
-
-        // 7. Push-to-start tokens are single-use: only the worker that marks one sends its start.
+        // 6. Push-to-start tokens are single-use: only the worker that marks one sends its start.
         var jobs: [PushJob] = []
         for (_, send) in sends {
             guard !send.consumedPushToStart.isEmpty else {
@@ -346,20 +344,28 @@ struct BatchProcessor: Sendable {
         for (reason, count) in batch.deadLettered { metrics.deadLettered(reason, count: count) }
     }
 
-    /// Records the priority-10 demands in the store, in one call. The plan used the
-    /// budget loaded at the start of the batch; a higher count from the store means
-    /// another worker spent on the same activity meanwhile, which is counted and logged
-    /// rather than re-decided (the push is already within a few of the limit).
-    private func spendBudget(for sends: [(entry: BatchPlan.Entry, send: TranslationDecision.Send)], now: Date) async throws {
-        var demands: [String] = []
+    /// The priority-10 demands of the batch's sends: each is spent in the store if its change
+    /// applies. The plan used the budget loaded at the start of the batch.
+    private func budgetDemands(
+        _ entries: [BatchPlan.Entry], supersededAhead: [String: String], now: Date
+    ) -> (demands: BudgetDemands, expected: [String: Int]) {
+        var demands: [BudgetDemands.Demand] = []
         var expected: [String: Int] = [:]
-        for (entry, send) in sends where send.newBudget != entry.budgetBefore {
-            demands.append(entry.event.activityId)
+        for entry in entries {
+            guard case .send(let send) = entry.decision, supersededAhead[entry.event.id] == nil,
+                send.newBudget != entry.budgetBefore
+            else { continue }
+            demands.append(.init(activityID: entry.event.activityId, changeIndex: entry.changeIndex))
             expected[entry.event.activityId] = send.newBudget.priority10Count
         }
-        guard !demands.isEmpty else { return }
-        let counts = try await store.spendPriorityBudget(demands, at: now, window: settings.budgetWindowSeconds)
-        for (activity, count) in counts where count > (expected[activity] ?? count) {
+        return (BudgetDemands(demands, at: now, window: settings.budgetWindowSeconds), expected)
+    }
+
+    /// A higher count from the store than the plan expected means another worker spent on
+    /// the same activity meanwhile, which is counted and logged rather than re-decided (the
+    /// push is already within a few of the limit).
+    private func checkBudget(_ spent: [String: Int], expected: [String: Int]) {
+        for (activity, count) in spent where count > (expected[activity] ?? count) {
             metrics.budgetContended.increment()
             logger.debug("priority-10 budget spent concurrently", metadata: ServiceLogKey.metadata([
                 .translatorActivity: "\(activity)", .translatorBudgetStored: "\(count)",

@@ -71,9 +71,9 @@ public enum TranslatorPhase: String, Sendable, CaseIterable {
     case load
     /// The pure translation of every event.
     case translate
-    /// The one `applyChanges` transaction.
+    /// The one `applyChanges` transaction, with the priority-10 budget it spends.
     case apply
-    /// Budget spending and push-to-start marks.
+    /// Push-to-start marks (the budget is spent in `apply`, since 2026-11-27).
     case spend
     /// Encoding and publishing jobs and dead letters, until every confirm.
     case publish

@@ -128,82 +128,99 @@ extension SQLiteLivelineStore {
 
     public func applyChanges(_ changes: [ActivityChange], trace: [TraceEntry]) async throws -> [ChangeOutcome] {
         guard !changes.isEmpty || !trace.isEmpty else { return [] }
+        return try await writeHere { db in try Self.apply(changes, trace: trace, in: db) }
+    }
+
+    /// One transaction for both: the pages the changes wrote are written to the WAL once.
+    public func applyChanges(_ changes: [ActivityChange], trace: [TraceEntry], spending: BudgetDemands) async throws
+        -> (outcomes: [ChangeOutcome], spent: [String: Int])
+    {
+        guard !changes.isEmpty || !trace.isEmpty || !spending.demands.isEmpty else { return ([], [:]) }
         return try await writeHere { db in
-            // A pending row made by another user's registration: the event's user owns the
-            // activity, so that user's tokens must never receive its pushes. One statement
-            // for the batch, before any change makes the rows active.
-            if !changes.isEmpty {
-                try db.cachedStatement(sql: """
-                    DELETE FROM update_tokens WHERE activity_id IN (
-                        SELECT a.id FROM json_each(?) AS j JOIN activities a ON a.id = j.value ->> 0
-                        WHERE a.last_event_ms IS NULL AND a.user_id <> j.value ->> 1)
-                    """).execute(arguments: [Self.json(pairs: changes.map { ($0.activityID, $0.userID) })])
-            }
-            // The condition sits in the upsert itself so check and write are one statement.
-            let upsert = try db.cachedStatement(sql: """
-                INSERT INTO activities (id, domain, attributes_type, user_id, attributes, content_state,
-                                        last_event_ms, started_ms, ended_ms, end_reason,
-                                        last_event_id, last_status, last_push_s, push_to_start_sent_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
-                ON CONFLICT (id) DO UPDATE SET
-                    domain = excluded.domain,
-                    attributes_type = excluded.attributes_type,
-                    user_id = CASE WHEN activities.last_event_ms IS NULL THEN excluded.user_id ELSE activities.user_id END,
-                    attributes = COALESCE(excluded.attributes, activities.attributes),
-                    content_state = excluded.content_state,
-                    last_event_ms = excluded.last_event_ms,
-                    started_ms = COALESCE(activities.started_ms, excluded.started_ms),
-                    ended_ms = excluded.ended_ms,
-                    end_reason = excluded.end_reason,
-                    last_event_id = excluded.last_event_id,
-                    last_status = excluded.last_status,
-                    last_push_s = COALESCE(excluded.last_push_s, activities.last_push_s),
-                    push_to_start_sent_ms = COALESCE(activities.push_to_start_sent_ms, excluded.push_to_start_sent_ms)
-                WHERE activities.ended_ms IS NULL
-                  AND (activities.last_event_ms IS NULL OR activities.last_event_ms < excluded.last_event_ms)
-                """)
-            let endedCheck = try db.cachedStatement(sql: "SELECT ended_ms IS NOT NULL FROM activities WHERE id = ?")
-            var outcomes: [ChangeOutcome] = []
-            outcomes.reserveCapacity(changes.count)
-            for change in changes {
-                try upsert.execute(arguments: [
-                    change.activityID, change.domain, change.attributesType, change.userID, change.attributes,
-                    change.contentState, change.eventTime.millisecondsSince1970,
-                    change.end?.at.millisecondsSince1970, change.end?.reason,
-                    change.eventID, change.status, change.pushTimestamp, change.pushToStartSentAt?.millisecondsSince1970,
-                ])
-                if db.changesCount > 0 {
-                    outcomes.append(.applied)
-                } else {
-                    let ended = try Bool.fetchOne(endedCheck, arguments: [change.activityID]) ?? false
-                    outcomes.append(ended ? .ended : .stale)
-                }
-            }
-            try Self.insertTrace(db, trace)
-            return outcomes
+            let outcomes = try Self.apply(changes, trace: trace, in: db)
+            let spent = try Self.spend(spending.due(after: outcomes), at: spending.at, window: spending.window, in: db)
+            return (outcomes, spent)
         }
+    }
+
+    private static func apply(_ changes: [ActivityChange], trace: [TraceEntry], in db: Database) throws -> [ChangeOutcome] {
+        // A pending row made by another user's registration: the event's user owns the
+        // activity, so that user's tokens must never receive its pushes. One statement
+        // for the batch, before any change makes the rows active.
+        if !changes.isEmpty {
+            try db.cachedStatement(sql: """
+                DELETE FROM update_tokens WHERE activity_id IN (
+                    SELECT a.id FROM json_each(?) AS j JOIN activities a ON a.id = j.value ->> 0
+                    WHERE a.last_event_ms IS NULL AND a.user_id <> j.value ->> 1)
+                """).execute(arguments: [Self.json(pairs: changes.map { ($0.activityID, $0.userID) })])
+        }
+        // The condition sits in the upsert itself so check and write are one statement.
+        let upsert = try db.cachedStatement(sql: """
+            INSERT INTO activities (id, domain, attributes_type, user_id, attributes, content_state,
+                                    last_event_ms, started_ms, ended_ms, end_reason,
+                                    last_event_id, last_status, last_push_s, push_to_start_sent_ms)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+            ON CONFLICT (id) DO UPDATE SET
+                domain = excluded.domain,
+                attributes_type = excluded.attributes_type,
+                user_id = CASE WHEN activities.last_event_ms IS NULL THEN excluded.user_id ELSE activities.user_id END,
+                attributes = COALESCE(excluded.attributes, activities.attributes),
+                content_state = excluded.content_state,
+                last_event_ms = excluded.last_event_ms,
+                started_ms = COALESCE(activities.started_ms, excluded.started_ms),
+                ended_ms = excluded.ended_ms,
+                end_reason = excluded.end_reason,
+                last_event_id = excluded.last_event_id,
+                last_status = excluded.last_status,
+                last_push_s = COALESCE(excluded.last_push_s, activities.last_push_s),
+                push_to_start_sent_ms = COALESCE(activities.push_to_start_sent_ms, excluded.push_to_start_sent_ms)
+            WHERE activities.ended_ms IS NULL
+              AND (activities.last_event_ms IS NULL OR activities.last_event_ms < excluded.last_event_ms)
+            """)
+        let endedCheck = try db.cachedStatement(sql: "SELECT ended_ms IS NOT NULL FROM activities WHERE id = ?")
+        var outcomes: [ChangeOutcome] = []
+        outcomes.reserveCapacity(changes.count)
+        for change in changes {
+            try upsert.execute(arguments: [
+                change.activityID, change.domain, change.attributesType, change.userID, change.attributes,
+                change.contentState, change.eventTime.millisecondsSince1970,
+                change.end?.at.millisecondsSince1970, change.end?.reason,
+                change.eventID, change.status, change.pushTimestamp, change.pushToStartSentAt?.millisecondsSince1970,
+            ])
+            if db.changesCount > 0 {
+                outcomes.append(.applied)
+            } else {
+                let ended = try Bool.fetchOne(endedCheck, arguments: [change.activityID]) ?? false
+                outcomes.append(ended ? .ended : .stale)
+            }
+        }
+        try Self.insertTrace(db, trace)
+        return outcomes
     }
 
     public func spendPriorityBudget(_ activityIDs: [String], at now: Date, window: TimeInterval) async throws -> [String: Int] {
         guard !activityIDs.isEmpty else { return [:] }
+        return try await writeHere { db in try Self.spend(activityIDs, at: now, window: window, in: db) }
+    }
+
+    private static func spend(_ activityIDs: [String], at now: Date, window: TimeInterval, in db: Database) throws -> [String: Int] {
+        guard !activityIDs.isEmpty else { return [:] }
         let nowMS = now.millisecondsSince1970
         let windowStartLimit = nowMS - Int64((window * 1000).rounded())
-        return try await writeHere { db in
-            let spend = try db.cachedStatement(sql: """
-                UPDATE activities SET
-                    budget_spent = CASE WHEN budget_window_ms IS NULL OR budget_window_ms <= ?2 THEN 1 ELSE budget_spent + 1 END,
-                    budget_window_ms = CASE WHEN budget_window_ms IS NULL OR budget_window_ms <= ?2 THEN ?3 ELSE budget_window_ms END
-                WHERE id = ?1
-                RETURNING budget_spent
-                """)
-            var spent: [String: Int] = [:]
-            for id in activityIDs {
-                if let count = try Int.fetchOne(spend, arguments: [id, windowStartLimit, nowMS]) {
-                    spent[id] = count
-                }
+        let spend = try db.cachedStatement(sql: """
+            UPDATE activities SET
+                budget_spent = CASE WHEN budget_window_ms IS NULL OR budget_window_ms <= ?2 THEN 1 ELSE budget_spent + 1 END,
+                budget_window_ms = CASE WHEN budget_window_ms IS NULL OR budget_window_ms <= ?2 THEN ?3 ELSE budget_window_ms END
+            WHERE id = ?1
+            RETURNING budget_spent
+            """)
+        var spent: [String: Int] = [:]
+        for id in activityIDs {
+            if let count = try Int.fetchOne(spend, arguments: [id, windowStartLimit, nowMS]) {
+                spent[id] = count
             }
-            return spent
         }
+        return spent
     }
 
     public func markPushToStartTokensUsed(_ tokens: [String], attributesType: String, at: Date) async throws -> Set<String> {
