@@ -34,9 +34,9 @@ public protocol ActivityStore: DeadLetterStore {
     func applyChanges(_ changes: [ActivityChange], trace: [TraceEntry]) async throws -> [ChangeOutcome]
 
     /// ``applyChanges(_:trace:)``, then ``spendPriorityBudget(_:at:window:)`` for the demands
-    /// whose change applied (or that name none), in one transaction where the store can: at
-    /// a batch every few milliseconds a second transaction was a tenth of the translator's
-    /// CPU on SQLite. By default, the two calls one after the other.
+    /// whose change applied (or that name none), in one transaction where the store can: a
+    /// second transaction wrote the pages the changes had just written again, and a crash
+    /// between the two left sent pushes unspent. By default, the two calls one after the other.
     ///
     /// - Returns: one outcome per change, and the spent counts as the budget call returns them.
     func applyChanges(_ changes: [ActivityChange], trace: [TraceEntry], spending: BudgetDemands) async throws

@@ -217,15 +217,15 @@ struct BatchProcessor: Sendable {
         var trace = planned.trace
         var phaseStart = ContinuousClock.now
 
-        // 4. One transaction: every applied state and every decision's trace.
+        // 4. One transaction: every applied state, every decision's trace, and the priority-10
+        //    budget of the sends whose state applies (the store's counter is the one shared
+        //    across workers).
         let supersededAhead = next.map { translator.supersededAhead(plan.entries.map(\.event), by: $0.coalesced.kept) } ?? [:]
         for entry in plan.entries {
             guard case .send = entry.decision, let newer = supersededAhead[entry.event.id] else { continue }
             trace.append(TraceEntry(activityID: entry.event.activityId, at: now, kind: .dropped,
                                     detail: "event \(entry.event.id): superseded by \(newer) in the next batch; stored, not sent"))
         }
-        // 4b. In the same transaction, the priority-10 budget of the sends whose state applies:
-        //     the store's counter is the shared one across workers.
         let spending = budgetDemands(plan.entries, supersededAhead: supersededAhead, now: now)
         let (outcomes, spent) = try await store.applyChanges(plan.changes, trace: trace + plan.trace, spending: spending.demands)
         checkBudget(spent, expected: spending.expected)
