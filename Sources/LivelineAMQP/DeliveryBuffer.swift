@@ -34,8 +34,10 @@ final class DeliveryBuffer: Sendable {
             return taken
         }
 
-        /// The waiter to resume, taken out of the state, when its wait is over.
-        mutating func waiterDone(now: ContinuousClock.Instant) -> CheckedContinuation<Void, Never>? {
+        /// The waiter to resume, taken out of the state, when its wait is over. Without `now`,
+        /// only what a delivery changes counts (a first delivery, a full batch): the owner
+        /// thread's tick ends a linger by the clock.
+        mutating func waiterDone(now: ContinuousClock.Instant?) -> CheckedContinuation<Void, Never>? {
             guard let waiter else { return nil }
             if var linger {
                 guard linger.isOver(buffered: items.count, arrived: arrived, now: now) else {
@@ -77,11 +79,11 @@ final class DeliveryBuffer: Sendable {
             self.seen = arrived
         }
 
-        var deadline: ContinuousClock.Instant { stepEnd }
-
         /// Whether the wait is over; otherwise a step that saw deliveries is followed by another.
-        mutating func isOver(buffered: Int, arrived: Int, now: ContinuousClock.Instant) -> Bool {
-            if buffered >= maximum || now >= until { return true }
+        mutating func isOver(buffered: Int, arrived: Int, now: ContinuousClock.Instant?) -> Bool {
+            if buffered >= maximum { return true }
+            guard let now else { return false }
+            if now >= until { return true }
             guard now >= stepEnd else { return false }
             if arrived == seen { return true }
             seen = arrived
@@ -101,12 +103,11 @@ final class DeliveryBuffer: Sendable {
 
     /// Appends a delivery (owner thread).
     func yield(_ delivery: AMQPDelivery) {
-        let now = ContinuousClock.now
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.finished else { return nil }
             state.items.append(delivery)
             state.arrived &+= 1
-            return state.waiterDone(now: now)
+            return state.waiterDone(now: nil)
         }
         waiter?.resume()
     }
@@ -122,7 +123,7 @@ final class DeliveryBuffer: Sendable {
     var lingerDeadline: ContinuousClock.Instant? {
         state.withLock { state in
             guard state.waiter != nil, let linger = state.linger else { return nil }
-            return linger.deadline
+            return linger.stepEnd
         }
     }
 
@@ -143,8 +144,8 @@ final class DeliveryBuffer: Sendable {
     /// `quiet` (at most the linger), until a step in which none arrived, the batch is full, or
     /// `linger` has passed since the take. A burst that arrived whole waits one step; a steady
     /// trickle fills the batch for the whole linger. The owner thread ends the wait
-    /// (``tick(now:)``). A cancelled linger just ends early. Nil at the end or on cancellation; the finishing error is thrown once
-    /// every delivery was taken.
+    /// (``tick(now:)``). A cancelled linger just ends early. Nil at the end or on
+    /// cancellation; the finishing error is thrown once every delivery was taken.
     func take(atMost maximum: Int = .max, linger: Duration = .zero, quiet: Duration? = nil) async throws -> [AMQPDelivery]? {
         var lingered = false
         while true {

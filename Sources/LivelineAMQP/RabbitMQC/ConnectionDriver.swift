@@ -325,9 +325,10 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         let idle = heartbeatMS > 0 ? min(1000, max(50, heartbeatMS / 4)) : 1000
         var timeout: Int32 = closing ? 50 : (hasUnsettledDeliveries ? 2 : idle)
         // A batch lingering in a consumer's buffer ends on this thread (DeliveryBuffer).
+        let now = clock.now
         for record in machine.consumers {
             guard let deadline = record.deliveries.lingerDeadline else { continue }
-            timeout = min(timeout, Self.milliseconds(until: deadline, now: clock.now))
+            timeout = min(timeout, Self.milliseconds(until: deadline, now: now))
         }
         _ = poll(&fds, 2, timeout)
         mailbox.withLock { $0.sleeping = false }

@@ -21,8 +21,9 @@ public struct TranslatorSettings: Sendable, Hashable {
     /// translator CPU per event from a steady producer and 13-17 % from bursts, for 2-3 ms
     /// more at the median (docs/PERFORMANCE.md).
     public var linger: Duration
-    /// A lingering batch stops waiting after this long without a new event. Default 2 ms:
-    /// a steady stream publishes more often than that, and a burst waits no longer.
+    /// A lingering batch waits in steps this long, and stops after a step in which no event
+    /// arrived. Default 2 ms: a steady stream publishes more often than that, and a burst
+    /// that arrived whole waits one step.
     public var lingerQuiet: Duration
     /// Publish attempts per batch for retriable failures (a full queue's `basic.nack`)
     /// before the batch is requeued. Default 3.
