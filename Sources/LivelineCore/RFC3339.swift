@@ -8,7 +8,13 @@ public enum RFC3339 {
     /// are accepted as RFC 3339 allows. Digits past milliseconds are truncated.
     /// Returns nil for anything else, including out-of-range fields.
     public static func parse(_ text: String) -> EventTime? {
-        let bytes = Array(text.utf8)
+        // Every event's time and every job's go through here: the bytes are read in place,
+        // and the separators are compared, not looked up in sets built per call.
+        var text = text
+        return text.withUTF8(parse(_:))
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> EventTime? {
         var index = 0
 
         func digits(_ count: Int) -> Int64? {
@@ -22,15 +28,15 @@ public enum RFC3339 {
             index += count
             return value
         }
-        func expect(_ allowed: Set<UInt8>) -> Bool {
-            guard index < bytes.count, allowed.contains(bytes[index]) else { return false }
+        func expect(_ allowed: (UInt8) -> Bool) -> Bool {
+            guard index < bytes.count, allowed(bytes[index]) else { return false }
             index += 1
             return true
         }
 
-        guard let year = digits(4), expect([0x2D]), let month = digits(2), expect([0x2D]),
-              let day = digits(2), expect([0x54, 0x74, 0x20]),
-              let hour = digits(2), expect([0x3A]), let minute = digits(2), expect([0x3A]),
+        guard let year = digits(4), expect({ $0 == 0x2D }), let month = digits(2), expect({ $0 == 0x2D }),
+              let day = digits(2), expect({ $0 == 0x54 || $0 == 0x74 || $0 == 0x20 }),
+              let hour = digits(2), expect({ $0 == 0x3A }), let minute = digits(2), expect({ $0 == 0x3A }),
               let second = digits(2)
         else { return nil }
 
@@ -51,12 +57,12 @@ public enum RFC3339 {
 
         var offsetMinutes: Int64 = 0
         guard index < bytes.count else { return nil }
-        if expect([0x5A, 0x7A]) {
+        if expect({ $0 == 0x5A || $0 == 0x7A }) {
             offsetMinutes = 0
         } else {
             let sign: Int64
-            if expect([0x2B]) { sign = 1 } else if expect([0x2D]) { sign = -1 } else { return nil }
-            guard let offsetHour = digits(2), expect([0x3A]), let offsetMinute = digits(2),
+            if expect({ $0 == 0x2B }) { sign = 1 } else if expect({ $0 == 0x2D }) { sign = -1 } else { return nil }
+            guard let offsetHour = digits(2), expect({ $0 == 0x3A }), let offsetMinute = digits(2),
                   offsetHour <= 23, offsetMinute <= 59
             else { return nil }
             offsetMinutes = sign * (offsetHour * 60 + offsetMinute)
