@@ -48,6 +48,12 @@ package struct JSONReader {
     /// Reads an object, handing each key to `member` with the reader at its value; `member`
     /// must read the value (with ``value(depth:)`` or a nested ``members(depth:_:)``).
     @inlinable package mutating func members(depth: Int, _ member: (String, inout JSONReader) throws -> Void) throws {
+        try keyedMembers(depth: depth) { key, reader in try member(key.string, &reader) }
+    }
+
+    /// ``members(depth:_:)`` with each key as it stands in the input, to be matched against
+    /// the names a record knows without making a `String` of it (a push job has 17 keys).
+    @inlinable package mutating func keyedMembers(depth: Int, _ member: (JSONKey, inout JSONReader) throws -> Void) throws {
         guard depth < Self.maximumDepth else { throw error("nested too deeply") }
         skipWhitespace()
         guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { throw error("expected an object") }
@@ -60,7 +66,7 @@ package struct JSONReader {
         while true {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a key") }
-            let key = try string()
+            let key = try self.key()
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
             position += 1
@@ -147,12 +153,53 @@ package struct JSONReader {
         }
     }
 
+    /// A key: its bytes in place when it has no escapes and is ASCII (every key a record
+    /// knows), or else the string it stands for.
+    @usableFromInline mutating func key() throws -> JSONKey {
+        let start = position
+        position += 1
+        let end = plainEnd()
+        // `plainEnd` stops at the first non-ASCII byte, so a key that ends there is ASCII.
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            position = end + 1
+            return JSONKey(raw: UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<end]))
+        }
+        position = start
+        return JSONKey(decoded: try string())
+    }
+
+    /// Where the run of string bytes from `position` that need no attention ends: the first
+    /// quote, backslash, control byte or non-ASCII byte, or the end. Eight bytes at a time:
+    /// a push job is about 1 KB of strings, and a byte at a time cost 350 instructions a string.
+    @usableFromInline func plainEnd() -> Int {
+        var index = position
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while index + 8 <= bytes.count {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            // A byte's high bit is set in `(x - 1) & ~x` when the byte is zero (or below 0x20
+            // when subtracting 0x20): exact for the first such byte, which is all that is needed.
+            let found = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word) | word
+            if found & highs != 0 { break }
+            index += 8
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
+            index += 1
+        }
+        return index
+    }
+
     @usableFromInline mutating func string() throws -> String {
         position += 1
         let start = position
         // Fast path: no escapes, so the bytes are the string. ASCII (ids, base64 payloads) needs
         // no UTF-8 validation; `String(validating:)` costs several times `String(decoding:)`.
         var highBits: UInt8 = 0
+        position = plainEnd()
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
@@ -273,5 +320,38 @@ package struct JSONReader {
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         guard let double = Double(text), double.isFinite else { throw error("number out of range") }
         return .double(double)
+    }
+}
+
+/// An object member's key, as ``JSONReader/keyedMembers(depth:_:)`` hands it over: valid only
+/// inside the call, like the bytes it may point into.
+package struct JSONKey {
+    @usableFromInline enum Form {
+        case raw(UnsafeRawBufferPointer)
+        case decoded(String)
+    }
+
+    @usableFromInline let form: Form
+
+    @usableFromInline init(raw: UnsafeRawBufferPointer) { form = .raw(raw) }
+    @usableFromInline init(decoded: String) { form = .decoded(decoded) }
+
+    /// The key as a string.
+    @inlinable package var string: String {
+        switch form {
+        case .raw(let bytes): String(decoding: bytes, as: UTF8.self)
+        case .decoded(let text): text
+        }
+    }
+
+    /// Whether the key is `name`, compared byte for byte.
+    @inlinable package static func == (key: JSONKey, name: StaticString) -> Bool {
+        let expected = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        switch key.form {
+        case .raw(let bytes):
+            return bytes.count == expected.count && (bytes.isEmpty || memcmp(bytes.baseAddress!, expected.baseAddress!, bytes.count) == 0)
+        case .decoded(let text):
+            return text.utf8.elementsEqual(expected)
+        }
     }
 }

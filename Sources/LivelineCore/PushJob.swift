@@ -221,16 +221,16 @@ extension PushJob {
         var fields = Fields()
         do {
             try JSONReader.read(json) { reader in
-                try reader.members(depth: 0) { key, reader in
+                try reader.keyedMembers(depth: 0) { key, reader in
                     if key == "target" {
                         fields.sawTarget = true
-                        try reader.members(depth: 1) { kind, reader in
+                        try reader.keyedMembers(depth: 1) { kind, reader in
                             var members = TargetFields()
-                            try reader.members(depth: 2) { name, reader in members.set(name, try reader.value(depth: 3)) }
-                            switch kind {
-                            case "device": fields.device = members
-                            case "channel": fields.channel = members
-                            default: break
+                            try reader.keyedMembers(depth: 2) { name, reader in members.set(name, try reader.value(depth: 3)) }
+                            if kind == "device" {
+                                fields.device = members
+                            } else if kind == "channel" {
+                                fields.channel = members
                             }
                         }
                     } else {
@@ -277,13 +277,15 @@ extension PushJob {
     private struct TargetFields {
         var token, kind, environment, key: JSONValue?
 
-        mutating func set(_ name: String, _ value: JSONValue) {
-            switch name {
-            case "token": token = value
-            case "kind": kind = value
-            case "environment": environment = value
-            case "key": key = value
-            default: break
+        mutating func set(_ name: JSONKey, _ value: JSONValue) {
+            if name == "token" {
+                token = value
+            } else if name == "kind" {
+                kind = value
+            } else if name == "environment" {
+                environment = value
+            } else if name == "key" {
+                key = value
             }
         }
     }
@@ -296,25 +298,41 @@ extension PushJob {
         /// `target`'s members: read into fields, not dictionaries, as every job has one.
         var device, channel: TargetFields?
 
-        mutating func set(_ key: String, _ value: JSONValue) {
-            switch key {
-            case "jobId": jobId = value
-            case "apnsId": apnsId = value
-            case "activityId": activityId = value
-            case "domain": domain = value
-            case "eventId": eventId = value
-            case "eventTime": eventTime = value
-            case "userId": userId = value
-            case "attributesType": attributesType = value
-            case "bundleId": bundleId = value
-            case "priority": priority = value
-            case "expiration": expiration = value
-            case "event": event = value
-            case "payload": payload = value
-            case "isTerminal": isTerminal = value
-            case "sequence": sequence = value
-            default: break  // apnsTopic is derived; unknown keys are ignored
+        /// Keys are compared as bytes (a `switch` on a `String` would need one made per key),
+        /// in the order ``PushJob/encoded()`` writes them.
+        mutating func set(_ key: JSONKey, _ value: JSONValue) {
+            if key == "jobId" {
+                jobId = value
+            } else if key == "apnsId" {
+                apnsId = value
+            } else if key == "activityId" {
+                activityId = value
+            } else if key == "domain" {
+                domain = value
+            } else if key == "eventId" {
+                eventId = value
+            } else if key == "eventTime" {
+                eventTime = value
+            } else if key == "userId" {
+                userId = value
+            } else if key == "attributesType" {
+                attributesType = value
+            } else if key == "bundleId" {
+                bundleId = value
+            } else if key == "priority" {
+                priority = value
+            } else if key == "expiration" {
+                expiration = value
+            } else if key == "event" {
+                event = value
+            } else if key == "payload" {
+                payload = value
+            } else if key == "isTerminal" {
+                isTerminal = value
+            } else if key == "sequence" {
+                sequence = value
             }
+            // apnsTopic is derived; unknown keys are ignored.
         }
 
         static func invalid(_ key: String, _ problem: String) -> FormatError {

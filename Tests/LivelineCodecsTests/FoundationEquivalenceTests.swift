@@ -34,6 +34,30 @@ struct FoundationEquivalenceTests {
         }
     }
 
+    /// Strings are scanned eight bytes at a time; a byte that needs attention (a quote, an escape,
+    /// a control byte, non-ASCII) is found wherever it falls in a word, at every length around one.
+    @Test("a string with a special byte at every position reads as JSONDecoder reads it")
+    func specialBytesAtEveryPosition() throws {
+        let specials: [[UInt8]] = [
+            Array(#"\""#.utf8), Array(#"\\"#.utf8), Array(#"\n"#.utf8), Array(#"\u00e9"#.utf8), Array("é".utf8),
+            Array("😀".utf8), [0x7F], [0x1F], [0x00], [0x09], [0x22], [0xFF], [0xC3],
+        ]
+        for length in 0..<26 {
+            for position in 0...length {
+                for special in specials {
+                    var bytes = Array(#"{"k":""#.utf8)
+                    bytes += Array(repeating: UInt8(ascii: "a"), count: position) + special
+                    bytes += Array(repeating: UInt8(ascii: "b"), count: length - position)
+                    bytes += Array(#""}"#.utf8)
+                    let data = Data(bytes)
+                    let foundation = try? JSONDecoder().decode(JSONValue.self, from: data)
+                    let ours = try? JSONValue.parse(data)
+                    #expect(ours == foundation, "\(String(decoding: bytes, as: UTF8.self).debugDescription)")
+                }
+            }
+        }
+    }
+
     /// Corrupted documents: where Foundation refuses, the parser refuses too, and where
     /// Foundation reads a value, the parser reads the same one. A crash or a hang fails the run.
     @Test("the parser accepts and refuses what JSONDecoder does on corrupted bytes", arguments: seeds)

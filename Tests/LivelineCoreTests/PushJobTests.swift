@@ -115,6 +115,24 @@ struct PushJobTests {
         #expect(try PushJob(json: broadcastData) == broadcast)
     }
 
+    /// The reader matches keys as bytes when it can; a key written with escapes, or spelled in
+    /// non-ASCII, is the same key (or an unknown one) all the same.
+    @Test func keysWrittenWithEscapesAreTheSameKeys() throws {
+        var run = ActivityRun()
+        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA])
+        let job = try #require(try Fixtures.sent(try run.apply("ride-arrived")).jobs.first)
+        let plain = String(decoding: job.encoded(), as: UTF8.self)
+        let escaped = plain
+            .replacingOccurrences(of: #""jobId":"#, with: #""job\u0049d":"#)
+            .replacingOccurrences(of: #""token":"#, with: #""t\u006Fken":"#)
+            .replacingOccurrences(of: #""device":"#, with: #""devic\u0065":"#)
+            .replacingOccurrences(of: #"{"jobId"#, with: #"{"jöbId":"ignored","jobId"#)
+        #expect(escaped != plain)
+        #expect(try PushJob(json: Data(escaped.utf8)) == job)
+        let renamed = plain.replacingOccurrences(of: #""sequence":"#, with: #""sequenc\u00e9":"#)
+        #expect(throws: PushJob.FormatError.self) { try PushJob(json: Data(renamed.utf8)) }
+    }
+
     /// A bundle is one job per line, even when a job's strings hold newlines (they are escaped).
     @Test func aBundleIsOneJobPerLineAndRoundTrips() throws {
         var run = ActivityRun()
