@@ -1,3 +1,4 @@
+import LivelineHTTP2
 import NIOCore
 
 /// The simulator's answers as HPACK header blocks (RFC 7541).
@@ -14,34 +15,13 @@ enum ResponseHeaderBlock {
         if status == 200 {
             buffer.writeInteger(UInt8(0x88))  // static table entry 8, ":status: 200"
         } else {
-            writeInteger(8, prefixBits: 4, flags: 0x00, to: &buffer)  // literal, name from static entry 8
-            writeString(String(status), to: &buffer)
+            HeaderBlockEncoder.writeInteger(8, prefixBits: 4, flags: 0x00, to: &buffer)  // literal, name from static entry 8
+            HeaderBlockEncoder.writeString(String(status), to: &buffer)
         }
         for (name, value) in headers {
             buffer.writeInteger(UInt8(0x00))  // literal without indexing, new name
-            writeString(name, to: &buffer)
-            writeString(value, to: &buffer)
+            HeaderBlockEncoder.writeString(name, to: &buffer)
+            HeaderBlockEncoder.writeString(value, to: &buffer)
         }
-    }
-
-    private static func writeString(_ string: String, to buffer: inout ByteBuffer) {
-        writeInteger(string.utf8.count, prefixBits: 7, flags: 0x00, to: &buffer)  // H = 0: not Huffman-coded
-        buffer.writeString(string)
-    }
-
-    /// RFC 7541 §5.1 integer with an N-bit prefix.
-    private static func writeInteger(_ value: Int, prefixBits: Int, flags: UInt8, to buffer: inout ByteBuffer) {
-        let limit = (1 << prefixBits) - 1
-        guard value >= limit else {
-            buffer.writeInteger(flags | UInt8(value))
-            return
-        }
-        buffer.writeInteger(flags | UInt8(limit))
-        var rest = value - limit
-        while rest >= 128 {
-            buffer.writeInteger(UInt8(rest & 0x7F | 0x80))
-            rest >>= 7
-        }
-        buffer.writeInteger(UInt8(rest))
     }
 }

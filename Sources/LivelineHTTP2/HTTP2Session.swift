@@ -7,7 +7,8 @@ import NIOHPACK
 ///
 /// It owns what the protocol requires of every endpoint: the frames, stream states (§5.1), flow
 /// control both ways (§5.2, §6.9), SETTINGS with their acknowledgement and its timeout (§6.5.3),
-/// PING answers, and HPACK (NIO's coder, one per direction, as the header table is per connection).
+/// PING answers, and HPACK (NIO's decoder, and our ``HeaderBlockEncoder``; one per direction, as
+/// the header table is per connection).
 /// The caller only maps events to requests and answers. Time is a value the caller passes in, so a
 /// test drives the SETTINGS timeout and the flood limits without a clock.
 ///
@@ -101,7 +102,7 @@ package struct HTTP2Session {
     package let configuration: Configuration
     private var reader: HTTP2FrameReader
     private var decoder: HPACKDecoder
-    private var encoder = HPACKEncoder(allocator: ByteBufferAllocator(), useHuffmanEncoding: false)
+    private var encoder = HeaderBlockEncoder()
     /// Bytes to write, taken by the caller with ``takeOutput()``.
     private var output = Self.outputAllocator.buffer(capacity: 16_384)
     /// Where a header block is encoded before it is framed, kept between requests: a new
@@ -232,7 +233,7 @@ package struct HTTP2Session {
         guard !isClosed, peerGoAwayLastStreamID == nil else { throw .goingAway }
         guard nextLocalStreamID <= UInt32(Int32.max) else { throw .streamIDsExhausted }
         headerBlock.clear()
-        do { try encoder.encode(headers: headers, to: &headerBlock) } catch { throw .encoding }
+        encoder.encode(headers, to: &headerBlock)
         let streamID = nextLocalStreamID
         nextLocalStreamID += 2
         streams[streamID] = Stream(sendWindow: initialSendWindow, receiveWindow: configuration.receiveWindow)
@@ -245,7 +246,7 @@ package struct HTTP2Session {
     package mutating func sendResponse(_ headers: HPACKHeaders, body: ByteBuffer?, streamID: UInt32) -> Bool {
         guard !isClosed, let stream = streams[streamID], !stream.localClosed else { return false }
         headerBlock.clear()
-        do { try encoder.encode(headers: headers, to: &headerBlock) } catch { return false }
+        encoder.encode(headers, to: &headerBlock)
         writeHeadersAndBody(headerBlock, body: body, streamID: streamID)
         return true
     }
@@ -548,7 +549,7 @@ package struct HTTP2Session {
             switch HTTP2Wire.Setting(rawValue: identifier) {
             case .headerTableSize:
                 // Our encoder's table may not be larger than the peer's decoder allows.
-                try? encoder.setDynamicTableSize(min(value, HPACKEncoder.defaultDynamicTableSize))
+                encoder.setPeerTableSizeLimit(value)
             case .enablePush:
                 // A server must not enable push towards itself (§6.5.2).
                 guard value <= 1, role == .server || value == 0 else { return connectionError(.protocolError) }
@@ -691,5 +692,4 @@ package enum HTTP2SessionSendError: Error {
     /// GOAWAY received or the session over.
     case goingAway
     case streamIDsExhausted
-    case encoding
 }

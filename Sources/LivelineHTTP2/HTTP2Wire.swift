@@ -7,7 +7,7 @@ import NIOCore
 /// header field and Huffman-codes values, which together cost more CPU than the rest of a push's
 /// HTTP/2 handling. APNs needs one request and one answer per stream and nothing else HTTP/2 offers,
 /// so the session speaks the frames directly, and keeps its per-stream state to one dictionary
-/// entry. HPACK stays NIO's (`NIOHPACK`).
+/// entry. HPACK decoding stays NIO's (`NIOHPACK`); encoding is ``HeaderBlockEncoder``.
 package enum HTTP2Wire {
     package static let clientPreface: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
     package static let frameHeaderLength = 9
