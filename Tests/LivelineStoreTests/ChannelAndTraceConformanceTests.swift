@@ -37,4 +37,21 @@ struct ChannelAndTraceConformanceTests {
             #expect(try await store.trace(activityID: "r-2", limit: 100).isEmpty)
         }
     }
+
+    /// A sender's batch of trace lines goes in as statements of 128, 64 … 1 rows; every row keeps
+    /// its own text, empty and non-ASCII included, in order.
+    @Test(arguments: StoreKind.underTest)
+    func aLargeTraceBatchKeepsEveryRowAsWritten(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            let entries = (0..<301).map { index in
+                TraceEntry(
+                    activityID: "r-\(index % 3)", at: Fixtures.time(Double(index)), kind: TraceEntry.Kind.allCases[index % TraceEntry.Kind.allCases.count],
+                    detail: index % 7 == 0 ? "" : "step \(index) ✓ \(String(repeating: "é", count: index % 40))")
+            }
+            try await store.appendTrace(entries)
+            for activity in 0..<3 {
+                #expect(try await store.trace(activityID: "r-\(activity)", limit: 1_000) == entries.filter { $0.activityID == "r-\(activity)" })
+            }
+        }
+    }
 }

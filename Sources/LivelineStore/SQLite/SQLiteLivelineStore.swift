@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import LivelineCore
 
 /// The embedded store: one SQLite file in WAL mode.
@@ -172,25 +173,54 @@ public final class SQLiteLivelineStore: ActivityStore {
         // Many rows to a statement: per-statement overhead, not the insert itself, was the cost
         // at one trace line per event. Each group's size is a power of two up to 128, so the
         // connection caches 8 statements; one per row count from 1 to 100 held about 3.5 MiB.
-        // The values go in as `DatabaseValue`s and the statements' text is made once: built
-        // per call from existentials, they were 40 % of the insert (3 % of the sender).
         var start = entries.startIndex
         while start < entries.endIndex {
             let remaining = entries.endIndex - start
             let size = min(1 << (Int.bitWidth - 1 - remaining.leadingZeroBitCount), traceRowsPerStatement)
             let group = entries[start..<start + size]
-            var values: [DatabaseValue] = []
-            values.reserveCapacity(group.count * 4)
-            for entry in group {
-                values.append(entry.activityID.databaseValue)
-                values.append(entry.at.millisecondsSince1970.databaseValue)
-                values.append(entry.kind.rawValue.databaseValue)
-                values.append(entry.detail.databaseValue)
-            }
-            try db.cachedStatement(sql: insertTraceSQL[size.trailingZeroBitCount]).execute(arguments: StatementArguments(values))
+            try insertRows(group, with: db.cachedStatement(sql: insertTraceSQL[size.trailingZeroBitCount]), db)
             start = group.endIndex
         }
     }
+
+    /// Binds the rows with SQLite's own calls on GRDB's cached statement, and steps it once.
+    /// Through GRDB (`StatementArguments` of `DatabaseValue`s, then `execute(arguments:)`, which
+    /// checks and binds them one by one) the binding cost 11,600 instructions a push, more than
+    /// SQLite's insert itself: 6 % of the sender. No observer watches the trace, which is what
+    /// GRDB's execution would also have told.
+    private static func insertRows(_ rows: ArraySlice<TraceEntry>, with statement: Statement, _ db: Database) throws {
+        let raw = statement.sqliteStatement
+        sqlite3_reset(raw)
+        var code = SQLITE_OK
+        var parameter: Int32 = 1
+        for entry in rows where code == SQLITE_OK {
+            code = bindText(raw, parameter, entry.activityID)
+            if code == SQLITE_OK { code = sqlite3_bind_int64(raw, parameter + 1, entry.at.millisecondsSince1970) }
+            if code == SQLITE_OK { code = bindText(raw, parameter + 2, entry.kind.rawValue) }
+            if code == SQLITE_OK { code = bindText(raw, parameter + 3, entry.detail) }
+            parameter += 4
+        }
+        if code == SQLITE_OK { code = sqlite3_step(raw) }
+        let message = code == SQLITE_DONE ? nil : String(cString: sqlite3_errmsg(db.sqliteConnection))
+        sqlite3_reset(raw)
+        guard code == SQLITE_DONE else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
+        }
+    }
+
+    /// Binds a copy of the text (SQLITE_TRANSIENT), so it may go when this returns.
+    private static func bindText(_ statement: SQLiteStatement, _ parameter: Int32, _ text: String) -> Int32 {
+        var text = text
+        return text.withUTF8 { utf8 in
+            guard let base = utf8.baseAddress else { return sqlite3_bind_text(statement, parameter, "", 0, nil) }
+            return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) { characters in
+                sqlite3_bind_text(statement, parameter, characters, Int32(utf8.count), transient)
+            }
+        }
+    }
+
+    /// SQLITE_TRANSIENT, which the C header defines as a cast the importer does not bring over.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
     private static let traceRowsPerStatement = 128
 
