@@ -344,8 +344,16 @@ package struct JSONKey {
         }
     }
 
+    /// The key's length in bytes: a record with many keys switches on it before comparing.
+    @inlinable package var count: Int {
+        switch form {
+        case .raw(let bytes): bytes.count
+        case .decoded(let text): text.utf8.count
+        }
+    }
+
     /// Whether the key is `name`, compared byte for byte.
-    @inlinable package static func == (key: JSONKey, name: StaticString) -> Bool {
+    @inlinable @inline(__always) package static func == (key: JSONKey, name: StaticString) -> Bool {
         let expected = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
         switch key.form {
         case .raw(let bytes):

@@ -299,40 +299,32 @@ extension PushJob {
         var device, channel: TargetFields?
 
         /// Keys are compared as bytes (a `switch` on a `String` would need one made per key),
-        /// in the order ``PushJob/encoded()`` writes them.
+        /// after a switch on their length that leaves at most three to compare.
         mutating func set(_ key: JSONKey, _ value: JSONValue) {
-            if key == "jobId" {
-                jobId = value
-            } else if key == "apnsId" {
-                apnsId = value
-            } else if key == "activityId" {
-                activityId = value
-            } else if key == "domain" {
-                domain = value
-            } else if key == "eventId" {
-                eventId = value
-            } else if key == "eventTime" {
-                eventTime = value
-            } else if key == "userId" {
-                userId = value
-            } else if key == "attributesType" {
-                attributesType = value
-            } else if key == "bundleId" {
-                bundleId = value
-            } else if key == "priority" {
-                priority = value
-            } else if key == "expiration" {
-                expiration = value
-            } else if key == "event" {
-                event = value
-            } else if key == "payload" {
-                payload = value
-            } else if key == "isTerminal" {
-                isTerminal = value
-            } else if key == "sequence" {
-                sequence = value
+            switch key.count {
+            case 5:
+                if key == "jobId" { jobId = value } else if key == "event" { event = value }
+            case 6:
+                if key == "apnsId" { apnsId = value } else if key == "domain" { domain = value } else if key == "userId" { userId = value }
+            case 7:
+                if key == "eventId" { eventId = value } else if key == "payload" { payload = value }
+            case 8:
+                if key == "bundleId" { bundleId = value } else if key == "priority" { priority = value } else if key == "sequence" { sequence = value }
+            case 9:
+                if key == "eventTime" { eventTime = value }
+            case 10:
+                if key == "activityId" {
+                    activityId = value
+                } else if key == "expiration" {
+                    expiration = value
+                } else if key == "isTerminal" {
+                    isTerminal = value
+                }
+            case 14:
+                if key == "attributesType" { attributesType = value }
+            default:
+                break  // apnsTopic is derived; unknown keys are ignored.
             }
-            // apnsTopic is derived; unknown keys are ignored.
         }
 
         static func invalid(_ key: String, _ problem: String) -> FormatError {
