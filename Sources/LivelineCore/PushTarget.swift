@@ -51,10 +51,23 @@ public enum PushTarget: Hashable, Sendable {
 
     /// A log-safe form: device tokens shortened to 8 characters (DESIGN §7).
     public var logDescription: String {
+        var text = ""
+        writeLogDescription(to: &text)
+        return text
+    }
+
+    /// Appends ``logDescription`` to `text`, for a line built in one piece (a trace line per push).
+    public func writeLogDescription(to text: inout String) {
         switch self {
-        case .device(let token, let kind, .production): "\(kind.rawValue) token \(token.prefix(8))…"
-        case .device(let token, let kind, .sandbox): "sandbox \(kind.rawValue) token \(token.prefix(8))…"
-        case .channel(let key): "channel \(key)"
+        case .device(let token, let kind, let environment):
+            if environment == .sandbox { text += "sandbox " }
+            text += kind.rawValue
+            text += " token "
+            text += token.prefix(8)
+            text += "…"
+        case .channel(let key):
+            text += "channel "
+            text += key
         }
     }
 }

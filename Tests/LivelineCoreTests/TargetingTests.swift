@@ -6,6 +6,18 @@ import Testing
 /// Fan-out, push-to-start, broadcast and the no-target case.
 @Suite("Targets")
 struct TargetingTests {
+    /// Logs and trace lines name a device by its token's first 8 characters, never the whole token.
+    @Test func logDescriptionsShortenTokens() {
+        let token = String(repeating: "ab", count: 32)
+        #expect(PushTarget.device(token: token, kind: .update).logDescription == "update token abababab…")
+        #expect(PushTarget.device(token: token, kind: .pushToStart, environment: .sandbox).logDescription
+            == "sandbox pushToStart token abababab…")
+        #expect(PushTarget.channel(key: "game-7").logDescription == "channel game-7")
+        var line = "to "
+        PushTarget.device(token: token, kind: .update).writeLogDescription(to: &line)
+        #expect(line == "to update token abababab…")
+    }
+
     @Test func fansOutToEveryUpdateTokenWithTheSamePayload() throws {
         var run = ActivityRun()
         run.tokens.updateTokens = [Fixtures.tokenB, Fixtures.tokenA, Fixtures.tokenA.uppercased(), "not-hex"]

@@ -244,8 +244,16 @@ struct PushJobHandler: Sendable {
         if job.isTerminal, case .channel(let key) = job.target, let channelID {
             await closeChannel(job: job, key: key, channelID: channelID, client: client)
         }
-        let ids = "apns-id \(job.apnsId.hyphenated(uppercase: false))" + (uniqueID.map { ", apns-unique-id \($0)" } ?? "")
-        return [trace(job, .apnsOutcome, "delivered (200), attempt \(attempt.count + 1), \(ids)")]
+        var delivered = "delivered (200), attempt "
+        delivered.reserveCapacity(110)
+        delivered += String(attempt.count + 1)
+        delivered += ", apns-id "
+        delivered += job.apnsId.hyphenated(uppercase: false)
+        if let uniqueID {
+            delivered += ", apns-unique-id "
+            delivered += uniqueID
+        }
+        return [trace(job, .apnsOutcome, delivered)]
     }
 
     /// Every answer but a delivery, apart from it so its frame's slots stay off the common path.
@@ -351,10 +359,21 @@ struct PushJobHandler: Sendable {
         }
     }
 
+    /// One trace line per push, built in storage reserved once: interpolated, the line grew
+    /// its storage several times and cost 9,700 instructions a push (5 % of the sender).
     private func trace(_ job: PushJob, _ kind: TraceEntry.Kind, _ detail: String) -> TraceEntry {
-        TraceEntry(
-            activityID: job.activityId, at: Date(), kind: kind,
-            detail: "job \(job.jobId.prefix(12)) event \(job.eventId) \(job.event.rawValue) to \(job.target.logDescription): \(detail)"
-        )
+        var line = String()
+        line.reserveCapacity(80 + job.eventId.utf8.count + detail.utf8.count)
+        line += "job "
+        line += job.jobId.prefix(12)
+        line += " event "
+        line += job.eventId
+        line += " "
+        line += job.event.rawValue
+        line += " to "
+        job.target.writeLogDescription(to: &line)
+        line += ": "
+        line += detail
+        return TraceEntry(activityID: job.activityId, at: Date(), kind: kind, detail: line)
     }
 }
