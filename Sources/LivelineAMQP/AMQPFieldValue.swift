@@ -7,7 +7,7 @@ public typealias AMQPTable = [String: AMQPFieldValue]
 ///
 /// Integers are carried as 64-bit (`l` on the wire), which RabbitMQ accepts for every
 /// numeric argument (`x-delivery-limit`, `x-message-ttl`, …).
-public indirect enum AMQPFieldValue: Sendable, Hashable {
+public enum AMQPFieldValue: Sendable, Hashable {
     case bool(Bool)
     case int(Int64)
     case uint(UInt64)
