@@ -203,14 +203,23 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         case .settings(let settings):
             receiveSettings(settings)
         case .headers(let streamID, let headers, let endStream):
-            if inFlight[streamID]?.status == nil, let raw = headers.first(name: ":status"), let code = Int(raw), code >= 200 {
+            // The stream's entry is found once and changed in place: each `inFlight[streamID]?.x`
+            // hashed the id and moved the entry out and back (3 % of the sender, by instructions).
+            if let index = inFlight.index(forKey: streamID), inFlight.values[index].status == nil,
+                let raw = headers.first(name: ":status"), let code = Int(raw), code >= 200
+            {
                 // 1xx heads are skipped; the final head follows.
-                inFlight[streamID]?.status = code
-                inFlight[streamID]?.headers = headers
+                if endStream {
+                    let request = inFlight.remove(at: index).value
+                    request.continuation.resume(returning: HTTP2Response(status: code, headers: headers, body: request.body))
+                    return
+                }
+                inFlight.values[index].status = code
+                inFlight.values[index].headers = headers
             }
             if endStream { complete(streamID) }
         case .data(let streamID, var data, let endStream):
-            if data.readableBytes > 0 { inFlight[streamID]?.append(&data) }
+            if data.readableBytes > 0, let index = inFlight.index(forKey: streamID) { inFlight.values[index].append(&data) }
             if endStream { complete(streamID) }
         case .streamReset(let streamID, let code), .streamError(let streamID, let code):
             fail(streamID, resetCode: code)
