@@ -63,7 +63,7 @@ public enum PushTarget: Hashable, Sendable {
             if environment == .sandbox { text += "sandbox " }
             text += kind.rawValue
             text += " token "
-            text += token.prefix(8)
+            text += Substring(token.unicodeScalars.prefix(8))  // hex: no need to walk grapheme clusters
             text += "…"
         case .channel(let key):
             text += "channel "

@@ -54,12 +54,21 @@ package struct HeaderBlockEncoder {
             pendingSizeUpdate = nil
         }
         for (name, value, indexing) in headers {
+            let representation = represent(name: name, value: value, indexing: indexing)
             // One reservation and raw stores per field: ByteBuffer's own writes cost 280
-            // instructions each, five or six of them a field.
+            // instructions each, five or six of them a field. The closure touches nothing of
+            // `self`, which would cost a dynamic exclusivity check per field.
             let most = name.utf8.count + value.utf8.count + 3 * Self.longestInteger
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: most) { bytes in
                 var field = FieldWriter(bytes.baseAddress!)
-                encode(name: name, value: value, indexing: indexing, into: &field)
+                switch representation {
+                case .indexed(let index):
+                    field.integer(index, prefixBits: 7, flags: 0x80)
+                case .literal(let nameIndex, let prefixBits, let flags):
+                    field.integer(nameIndex, prefixBits: prefixBits, flags: flags)
+                    if nameIndex == 0 { field.string(name) }
+                    field.string(value)
+                }
                 return field.count
             }
         }
@@ -68,19 +77,23 @@ package struct HeaderBlockEncoder {
     /// The most bytes an integer of this encoder takes with its prefix (sizes below 2^28).
     private static let longestInteger = 5
 
-    private mutating func encode(name: String, value: String, indexing: HPACKIndexing, into field: inout FieldWriter) {
+    private enum Representation {
+        /// An indexed field (§6.1).
+        case indexed(Int)
+        /// A literal (§6.2), its name by index (0: the name follows as a literal).
+        case literal(nameIndex: Int, prefixBits: Int, flags: UInt8)
+    }
+
+    /// How to send a field; an indexable literal enters the dynamic table here.
+    private mutating func represent(name: String, value: String, indexing: HPACKIndexing) -> Representation {
         let known = StaticTable.lookup(name: name, value: value)
         // A never-indexed field stays a literal, flag and all, for every hop after this one.
-        if let index = known.field, indexing != .neverIndexed {
-            field.integer(index, prefixBits: 7, flags: 0x80)  // indexed field
-            return
-        }
+        if let index = known.field, indexing != .neverIndexed { return .indexed(index) }
         var nameIndex = known.name ?? 0
         if indexing == .indexable || nameIndex == 0 {
             switch dynamicLookup(name: name, value: value, fieldWanted: indexing == .indexable) {
             case .field(let index):
-                field.integer(index, prefixBits: 7, flags: 0x80)
-                return
+                return .indexed(index)
             case .name(let index) where nameIndex == 0:
                 nameIndex = index
             case .name, .none:
@@ -89,15 +102,13 @@ package struct HeaderBlockEncoder {
         }
         switch indexing {
         case .indexable:
-            field.integer(nameIndex, prefixBits: 6, flags: 0x40)  // literal, incremental indexing
             insert(Entry(name: name, value: value))
+            return .literal(nameIndex: nameIndex, prefixBits: 6, flags: 0x40)  // incremental indexing
         case .nonIndexable:
-            field.integer(nameIndex, prefixBits: 4, flags: 0x00)  // literal without indexing
+            return .literal(nameIndex: nameIndex, prefixBits: 4, flags: 0x00)  // without indexing
         case .neverIndexed:
-            field.integer(nameIndex, prefixBits: 4, flags: 0x10)  // literal never indexed
+            return .literal(nameIndex: nameIndex, prefixBits: 4, flags: 0x10)  // never indexed
         }
-        if nameIndex == 0 { field.string(name) }
-        field.string(value)
     }
 
     /// Stores a field's bytes where the buffer reserved room for them.

@@ -365,7 +365,7 @@ struct PushJobHandler: Sendable {
         var line = String()
         line.reserveCapacity(80 + job.eventId.utf8.count + detail.utf8.count)
         line += "job "
-        line += job.jobId.prefix(12)
+        line += Substring(job.jobId.unicodeScalars.prefix(12))  // hex: no need to walk grapheme clusters
         line += " event "
         line += job.eventId
         line += " "
