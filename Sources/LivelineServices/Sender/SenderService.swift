@@ -109,23 +109,28 @@ public final class SenderService: Service {
     }
 
     /// Runs one handler per job (a delivery carries one, or a bundle of them), at most
-    /// `maximumSendsInFlight` at once on long-lived ``SendTasks``, and waits for all of them
-    /// once the consumer ends.
+    /// `maximumSendsInFlight` at once, and waits for all of them once the consumer ends.
     private func sendAll(from consumer: AMQPConsumer) async {
         let handler = self.handler
         let health = self.health
+        let limit = settings.maximumSendsInFlight
         let lanes = ActivityLanes()
-        let tasks = SendTasks(limit: settings.maximumSendsInFlight)
         await withTaskGroup(of: Void.self) { group in
+            var inFlight = 0
             do {
                 for try await delivery in consumer {
                     let jobs = IncomingJob.jobs(in: delivery)
                     let settlement = DeliverySettlement(delivery, jobs: jobs.count)
                     for incoming in jobs {
+                        if inFlight >= limit {
+                            _ = await group.next()
+                            inFlight -= 1
+                        }
+                        inFlight += 1
                         // One target's jobs of an activity go out in queue order; others run beside them.
                         let ticket = lanes.enter(activity: incoming.lane)
                         health.began()
-                        let send: SendTasks.Job = {
+                        group.addTask {
                             // Decoded before the job waits for its turn, so the jobs ahead of it
                             // in the lane can see that it supersedes them.
                             let job = incoming.decoded ?? Result { try PushJob(json: incoming.body) }
@@ -135,9 +140,6 @@ public final class SenderService: Service {
                             }
                             health.finished()
                         }
-                        if let first = await tasks.submit(send) {
-                            group.addTask { await tasks.run(first: first) }
-                        }
                     }
                 }
             } catch {
@@ -145,7 +147,6 @@ public final class SenderService: Service {
                 // closed under us: finish what is in flight, then report it.
                 logger.error("send queue consumer ended", metadata: ServiceLogKey.metadata([.senderError: "\(error)"]))
             }
-            tasks.finish()
             await group.waitForAll()
         }
     }
