@@ -29,17 +29,19 @@ final class ActivityLanes: Sendable {
     }
 
     private struct Lane {
-        /// Tickets in line, the one running first.
-        var line: [UInt64] = []
+        /// Tickets in line, the one running first, each with its job once noted. One array, not
+        /// a line and a dictionary of jobs: nearly every lane holds one ticket, and the
+        /// dictionary was an allocation and a resize per push.
+        var line: [(number: UInt64, job: PushJob?)] = []
         /// Tickets whose task waits for its turn.
         var waiting: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        /// The jobs in line, by ticket.
-        var jobs: [UInt64: PushJob] = [:]
 
         /// Whether a job after ticket `number` supersedes its job.
         func isSuperseded(_ number: UInt64) -> Bool {
-            guard let mine = jobs[number], mine.event == .update else { return false }
-            return jobs.contains { $0.key > number && $0.value.supersedes(mine) }
+            guard let position = line.firstIndex(where: { $0.number == number }),
+                let mine = line[position].job, mine.event == .update
+            else { return false }
+            return line[(position + 1)...].contains { $0.job?.supersedes(mine) ?? false }
         }
     }
 
@@ -56,8 +58,13 @@ final class ActivityLanes: Sendable {
         return state.withLock { state in
             let number = state.nextNumber
             state.nextNumber += 1
-            state.lanes[activity, default: Lane()].line.append(number)
-            return Ticket(activity: activity, number: number, isFirst: state.lanes[activity]!.line.count == 1)
+            var isFirst = false
+            // One hash of the key: `lanes[activity, default:]` changed in place.
+            modify(&state.lanes[activity, default: Lane()]) { lane in
+                lane.line.append((number, nil))
+                isFirst = lane.line.count == 1
+            }
+            return Ticket(activity: activity, number: number, isFirst: isFirst)
         }
     }
 
@@ -65,7 +72,12 @@ final class ActivityLanes: Sendable {
     /// supersedes are not sent. Call before ``run(_:_:)``.
     func note(_ ticket: Ticket, job: PushJob) {
         guard let activity = ticket.activity else { return }
-        state.withLock { $0.lanes[activity]?.jobs[ticket.number] = job }
+        state.withLock { state in
+            guard let index = state.lanes.index(forKey: activity),
+                let position = state.lanes.values[index].line.firstIndex(where: { $0.number == ticket.number })
+            else { return }
+            state.lanes.values[index].line[position].job = job
+        }
     }
 
     /// Runs `work` once every earlier ticket of the lane finished, then lets the next run.
@@ -76,7 +88,7 @@ final class ActivityLanes: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let runNow = state.withLock { state -> Bool in
                     // The tickets before it may all have finished already.
-                    if state.lanes[activity]?.line.first == ticket.number { return true }
+                    if state.lanes[activity]?.line.first?.number == ticket.number { return true }
                     state.lanes[activity]?.waiting[ticket.number] = continuation
                     return false
                 }
@@ -90,8 +102,7 @@ final class ActivityLanes: Sendable {
             // back would copy its line and its jobs on every send (a profile showed it).
             guard let index = state.lanes.index(forKey: activity) else { return nil }
             state.lanes.values[index].line.removeFirst()
-            state.lanes.values[index].jobs[ticket.number] = nil
-            guard let following = state.lanes.values[index].line.first else {
+            guard let following = state.lanes.values[index].line.first?.number else {
                 state.lanes.remove(at: index)
                 return nil
             }
@@ -103,4 +114,9 @@ final class ActivityLanes: Sendable {
 
     /// Activities with sends in flight (for tests and metrics).
     var activeCount: Int { state.withLock { $0.lanes.count } }
+
+    /// Runs `change` on a value in place (here, a dictionary entry reached through one lookup).
+    private func modify<Value>(_ value: inout Value, _ change: (inout Value) -> Void) {
+        change(&value)
+    }
 }
