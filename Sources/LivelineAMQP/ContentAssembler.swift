@@ -29,37 +29,47 @@ struct ContentAssembler {
         var body = Data()
     }
 
-    private var inProgress: [UInt16: InProgress] = [:]
+    /// The messages in progress, by channel. An array searched from the front rather than a
+    /// dictionary: a connection's consumers use a channel or two, and each message's three
+    /// frames went through four dictionary operations that hashed the channel and moved the
+    /// message (its properties, its body) in and out of the table. Here each frame changes the
+    /// message in place, and the body is appended to without a copy-on-write.
+    private var inProgress: [(channel: UInt16, message: InProgress)] = []
 
     /// A method frame that carries content arrived on `channel`.
     mutating func begin(_ kind: Kind, channel: UInt16) {
-        inProgress[channel] = InProgress(kind: kind)
+        if let index = position(of: channel) {
+            inProgress[index].message = InProgress(kind: kind)
+        } else {
+            inProgress.append((channel, InProgress(kind: kind)))
+        }
     }
 
     /// The content header: returns the message at once when its body is empty.
     mutating func header(channel: UInt16, properties: AMQPProperties?, bodySize: Int) -> Content? {
-        // Taken out of the dictionary, not copied, so appending to the body never triggers a
-        // copy-on-write of it.
-        guard var message = inProgress.removeValue(forKey: channel) else { return nil }
-        message.properties = properties
-        message.expected = bodySize
-        message.body.reserveCapacity(bodySize)
-        if bodySize == 0 { return Content(kind: message.kind, channel: channel, properties: properties, body: message.body) }
-        inProgress[channel] = message
-        return nil
+        guard let index = position(of: channel) else { return nil }
+        inProgress[index].message.properties = properties
+        inProgress[index].message.expected = bodySize
+        inProgress[index].message.body.reserveCapacity(bodySize)
+        return bodySize == 0 ? finish(at: index) : nil
     }
 
     /// A body frame: returns the message once its body is complete. The bytes are copied.
     mutating func body(channel: UInt16, _ fragment: UnsafeRawBufferPointer) -> Content? {
-        guard var message = inProgress.removeValue(forKey: channel) else { return nil }
+        guard let index = position(of: channel) else { return nil }
         if let base = fragment.baseAddress, fragment.count > 0 {
-            message.body.append(base.assumingMemoryBound(to: UInt8.self), count: fragment.count)
+            inProgress[index].message.body.append(base.assumingMemoryBound(to: UInt8.self), count: fragment.count)
         }
-        if message.body.count >= message.expected {
-            return Content(kind: message.kind, channel: channel, properties: message.properties, body: message.body)
-        }
-        inProgress[channel] = message
-        return nil
+        return inProgress[index].message.body.count >= inProgress[index].message.expected ? finish(at: index) : nil
+    }
+
+    private func position(of channel: UInt16) -> Int? {
+        inProgress.firstIndex { $0.channel == channel }
+    }
+
+    private mutating func finish(at index: Int) -> Content {
+        let (channel, message) = inProgress.remove(at: index)
+        return Content(kind: message.kind, channel: channel, properties: message.properties, body: message.body)
     }
 
     /// The connection is gone: half-read messages will be redelivered by the broker.
