@@ -169,28 +169,9 @@ package struct JSONReader {
     }
 
     /// Where the run of string bytes from `position` that need no attention ends: the first
-    /// quote, backslash, control byte or non-ASCII byte, or the end. Eight bytes at a time:
-    /// a push job is about 1 KB of strings, and a byte at a time cost 350 instructions a string.
+    /// quote, backslash, control byte or non-ASCII byte, or the end.
     @usableFromInline func plainEnd() -> Int {
-        var index = position
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        while index + 8 <= bytes.count {
-            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-            let quote = word ^ (ones &* 0x22)
-            let backslash = word ^ (ones &* 0x5C)
-            // A byte's high bit is set in `(x - 1) & ~x` when the byte is zero (or below 0x20
-            // when subtracting 0x20): exact for the first such byte, which is all that is needed.
-            let found = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word) | word
-            if found & highs != 0 { break }
-            index += 8
-        }
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
-            index += 1
-        }
-        return index
+        JSONBytes.firstSpecial(in: bytes, from: position, stopAtNonASCII: true)
     }
 
     @usableFromInline mutating func string() throws -> String {
@@ -361,5 +342,35 @@ package struct JSONKey {
         case .decoded(let text):
             return text.utf8.elementsEqual(expected)
         }
+    }
+}
+
+/// Finds the bytes of a JSON string that need attention, eight at a time: the reader's strings,
+/// and the writer's (about 1 KB of strings a push job, read once in the sender and written once
+/// in the translator; a byte at a time cost 350 instructions a string).
+package enum JSONBytes {
+    /// The index of the first byte from `start` that is a quote, a backslash or a control byte
+    /// (or, with `stopAtNonASCII`, 0x80 or above), or `bytes.count` when there is none.
+    @inlinable package static func firstSpecial(in bytes: UnsafeRawBufferPointer, from start: Int, stopAtNonASCII: Bool) -> Int {
+        var index = start
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let nonASCII: UInt64 = stopAtNonASCII ? ~0 : 0
+        while index + 8 <= bytes.count {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            // A byte's high bit is set in `(x - 1) & ~x` when the byte is zero (or below 0x20 when
+            // subtracting 0x20): exact for the first such byte, which is all that is needed.
+            let found = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+            if (found | word & nonASCII) & highs != 0 { break }
+            index += 8
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || (stopAtNonASCII && byte >= 0x80) { break }
+            index += 1
+        }
+        return index
     }
 }

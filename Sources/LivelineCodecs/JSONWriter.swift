@@ -41,9 +41,10 @@ package struct JSONWriter {
         var text = text
         text.withUTF8 { utf8 in
             var runStart = 0
-            for index in 0..<utf8.count {
+            while true {
+                let index = JSONBytes.firstSpecial(in: UnsafeRawBufferPointer(utf8), from: runStart, stopAtNonASCII: false)
+                guard index < utf8.count else { break }
                 let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
                 runStart = index + 1
                 switch byte {

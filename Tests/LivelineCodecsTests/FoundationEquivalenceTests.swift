@@ -58,6 +58,23 @@ struct FoundationEquivalenceTests {
         }
     }
 
+    /// The writer finds the bytes it escapes eight at a time too: each, wherever it falls in a
+    /// word, is written as JSONEncoder writes it.
+    @Test("a string with a byte to escape at every position is written as JSONEncoder writes it")
+    func escapedBytesAtEveryPosition() throws {
+        let specials = ["\"", "\\", "\n", "\u{01}", "\u{1F}", "é", "😀", "\u{7F}", "/", "\t"]
+        for length in 0..<26 {
+            for position in 0...length {
+                for special in specials {
+                    let text = String(repeating: "a", count: position) + special + String(repeating: "b", count: length - position)
+                    let ours = String(decoding: JSONValue.encoded(.string(text)), as: UTF8.self)
+                    let foundation = String(decoding: try CanonicalJSON.encoder().encode(JSONValue.string(text)), as: UTF8.self)
+                    #expect(ours == foundation, "\(text.debugDescription)")
+                }
+            }
+        }
+    }
+
     /// Corrupted documents: where Foundation refuses, the parser refuses too, and where
     /// Foundation reads a value, the parser reads the same one. A crash or a hang fails the run.
     @Test("the parser accepts and refuses what JSONDecoder does on corrupted bytes", arguments: seeds)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LivelineCodecs
 import LivelineCore
 import LivelineModels
 
@@ -110,7 +111,11 @@ extension SQLiteLivelineStore {
     /// A JSON string literal: quotes, backslashes and control characters escaped (RFC 8259 §7).
     private static func appendJSONString(_ value: String, to text: inout String) {
         text += "\""
-        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+        // Checked eight bytes at a time where the string's bytes are contiguous (native strings).
+        let plain = value.utf8.withContiguousStorageIfAvailable { utf8 in
+            JSONBytes.firstSpecial(in: UnsafeRawBufferPointer(utf8), from: 0, stopAtNonASCII: false) == utf8.count
+        } ?? value.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        if plain {
             text += value
         } else {
             for scalar in value.unicodeScalars {
