@@ -191,24 +191,20 @@ package struct HeaderBlockEncoder {
 
     /// A string literal, not Huffman-coded (§5.2).
     package static func writeString(_ string: String, to buffer: inout ByteBuffer) {
-        writeInteger(string.utf8.count, prefixBits: 7, flags: 0x00, to: &buffer)
-        buffer.writeString(string)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: string.utf8.count + longestInteger) { bytes in
+            var field = FieldWriter(bytes.baseAddress!)
+            field.string(string)
+            return field.count
+        }
     }
 
     /// An integer with an N-bit prefix (§5.1); `flags` are the bits above the prefix.
     package static func writeInteger(_ value: Int, prefixBits: Int, flags: UInt8, to buffer: inout ByteBuffer) {
-        let limit = (1 << prefixBits) - 1
-        guard value >= limit else {
-            buffer.writeInteger(flags | UInt8(value))
-            return
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: longestInteger) { bytes in
+            var field = FieldWriter(bytes.baseAddress!)
+            field.integer(value, prefixBits: prefixBits, flags: flags)
+            return field.count
         }
-        buffer.writeInteger(flags | UInt8(limit))
-        var rest = value - limit
-        while rest >= 128 {
-            buffer.writeInteger(UInt8(rest & 0x7F | 0x80))
-            rest >>= 7
-        }
-        buffer.writeInteger(UInt8(rest))
     }
 }
 
