@@ -23,86 +23,104 @@ package struct JSONValueDecoder {
     package init() {}
 
     package func decode<Model: Decodable>(_ type: Model.Type, from value: JSONValue) throws -> Model {
-        try Unwrap.value(value, as: type, path: [])
+        try Unwrap.value(value, as: type, at: Location(parent: [], key: nil))
     }
+}
+
+/// Where a value sits: its container's coding path and its key or index there. The path is
+/// built only when an error or a nested container needs it; building it for every field
+/// decoded cost an array allocation each.
+private struct Location {
+    var parent: [any CodingKey]
+    var key: (any CodingKey)?
+
+    var path: [any CodingKey] { key.map { parent + [$0] } ?? parent }
 }
 
 /// Turns one JSON value into one Swift value, with `JSONDecoder`'s rules and errors.
 private enum Unwrap {
-    static func value<T: Decodable>(_ value: JSONValue, as type: T.Type, path: [any CodingKey]) throws -> T {
-        switch type {
-        case is Data.Type:
-            let text = try string(value, path: path)
+    /// The special types are told apart by comparing metatypes, which costs a compare;
+    /// a cast of the generic type costs a runtime call for every value decoded.
+    static func value<T: Decodable>(_ value: JSONValue, as type: T.Type, at location: Location) throws -> T {
+        if type == Data.self {
+            let text = try string(value, at: location)
             guard let data = Data(base64Encoded: text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "Encountered Data is not valid Base64."))
+                throw DecodingError.dataCorrupted(.init(codingPath: location.path, debugDescription: "Encountered Data is not valid Base64."))
             }
             return data as! T
-        case is URL.Type:
-            guard let url = URL(string: try string(value, path: path)) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "Invalid URL string."))
+        }
+        if type == URL.self {
+            guard let url = URL(string: try string(value, at: location)) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: location.path, debugDescription: "Invalid URL string."))
             }
             return url as! T
-        case is Date.Type where value == .null:
+        }
+        if type == Date.self, value == .null {
             // `Date` decodes itself from a number, but `JSONDecoder` names the date in this error.
-            throw mismatch(Date.self, value, path)
-        case is Decimal.Type:
+            throw mismatch(Date.self, value, location)
+        }
+        if type == Decimal.self {
             switch value {
             case .integer(let number): return Decimal(number) as! T
             // The shortest digits that read back as the double, as the producer most likely wrote them.
             case .double(let number): return (Decimal(string: "\(number)") ?? Decimal(number)) as! T
-            default: throw mismatch(Decimal.self, value, path)
+            default: throw mismatch(Decimal.self, value, location)
             }
-        default:
-            return try T(from: DecoderView(value: value, codingPath: path))
         }
+        return try T(from: DecoderView(value: value, location: location))
     }
 
-    static func bool(_ value: JSONValue, path: [any CodingKey]) throws -> Bool {
-        guard case .bool(let flag) = value else { throw mismatch(Bool.self, value, path) }
+    static func bool(_ value: JSONValue, at location: Location) throws -> Bool {
+        guard case .bool(let flag) = value else { throw mismatch(Bool.self, value, location) }
         return flag
     }
 
-    static func string(_ value: JSONValue, path: [any CodingKey]) throws -> String {
-        guard case .string(let text) = value else { throw mismatch(String.self, value, path) }
+    static func string(_ value: JSONValue, at location: Location) throws -> String {
+        guard case .string(let text) = value else { throw mismatch(String.self, value, location) }
         return text
     }
 
-    static func double(_ value: JSONValue, path: [any CodingKey]) throws -> Double {
+    static func double(_ value: JSONValue, at location: Location) throws -> Double {
         switch value {
         case .integer(let number): return Double(number)
         case .double(let number): return number
-        default: throw mismatch(Double.self, value, path)
+        default: throw mismatch(Double.self, value, location)
         }
     }
 
-    static func float(_ value: JSONValue, path: [any CodingKey]) throws -> Float {
-        let number = try double(value, path: path)
+    static func float(_ value: JSONValue, at location: Location) throws -> Float {
+        let number = try double(value, at: location)
         guard number.magnitude <= Double(Float.greatestFiniteMagnitude) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "Parsed JSON number <\(number)> does not fit in Float."))
+            throw DecodingError.dataCorrupted(.init(codingPath: location.path, debugDescription: "Parsed JSON number <\(number)> does not fit in Float."))
         }
         return Float(number)
     }
 
-    static func integer<T: FixedWidthInteger>(_ value: JSONValue, as type: T.Type, path: [any CodingKey]) throws -> T {
+    static func integer<T: FixedWidthInteger>(_ value: JSONValue, as type: T.Type, at location: Location) throws -> T {
         let converted: T?
-        let text: String
         switch value {
-        case .integer(let number): (converted, text) = (T(exactly: number), "\(number)")
-        case .double(let number): (converted, text) = (T(exactly: number), "\(number)")
-        default: throw mismatch(T.self, value, path)
+        case .integer(let number): converted = T(exactly: number)
+        case .double(let number): converted = T(exactly: number)
+        default: throw mismatch(T.self, value, location)
         }
         guard let converted else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "Parsed JSON number <\(text)> does not fit in \(T.self)."))
+            let text = switch value {
+            case .integer(let number): "\(number)"
+            case .double(let number): "\(number)"
+            default: ""
+            }
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: location.path, debugDescription: "Parsed JSON number <\(text)> does not fit in \(T.self)."))
         }
         return converted
     }
 
     /// `valueNotFound` for `null`, `typeMismatch` for any other kind, as `JSONDecoder` reports them.
-    static func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: [any CodingKey]) -> DecodingError {
+    static func mismatch(_ type: Any.Type, _ value: JSONValue, _ location: Location) -> DecodingError {
         if case .null = value {
-            return .valueNotFound(type, .init(codingPath: path, debugDescription: "Cannot get value of type \(type) -- found null value instead"))
+            return .valueNotFound(type, .init(codingPath: location.path, debugDescription: "Cannot get value of type \(type) -- found null value instead"))
         }
-        return .typeMismatch(type, .init(codingPath: path, debugDescription: "Expected to decode \(type) but found \(value.typeName) instead."))
+        return .typeMismatch(type, .init(codingPath: location.path, debugDescription: "Expected to decode \(type) but found \(value.typeName) instead."))
     }
 }
 
@@ -115,21 +133,22 @@ private struct IndexKey: CodingKey {
 
 private struct DecoderView: Decoder {
     let value: JSONValue
-    let codingPath: [any CodingKey]
+    let location: Location
+    var codingPath: [any CodingKey] { location.path }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard case .object(let members) = value else { throw Unwrap.mismatch([String: Any].self, value, codingPath) }
-        return KeyedDecodingContainer(KeyedContainer<Key>(members: members, codingPath: codingPath))
+        guard case .object(let members) = value else { throw Unwrap.mismatch([String: Any].self, value, location) }
+        return KeyedDecodingContainer(KeyedContainer<Key>(members: members, codingPath: location.path))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        guard case .array(let items) = value else { throw Unwrap.mismatch([Any].self, value, codingPath) }
-        return UnkeyedContainer(items: items, codingPath: codingPath)
+        guard case .array(let items) = value else { throw Unwrap.mismatch([Any].self, value, location) }
+        return UnkeyedContainer(items: items, codingPath: location.path)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        SingleValueContainer(value: value, codingPath: codingPath)
+        SingleValueContainer(value: value, location: location)
     }
 }
 
@@ -149,39 +168,39 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return value
     }
 
-    private func path(_ key: Key) -> [any CodingKey] { codingPath + [key] }
+    private func at(_ key: Key) -> Location { Location(parent: codingPath, key: key) }
 
     func decodeNil(forKey key: Key) throws -> Bool { try member(key) == .null }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try Unwrap.bool(member(key), path: path(key)) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try Unwrap.string(member(key), path: path(key)) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try Unwrap.double(member(key), path: path(key)) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try Unwrap.float(member(key), path: path(key)) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try Unwrap.integer(member(key), as: type, path: path(key)) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try Unwrap.integer(member(key), as: type, path: path(key)) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try Unwrap.integer(member(key), as: type, path: path(key)) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try Unwrap.integer(member(key), as: type, path: path(key)) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try Unwrap.integer(member(key), as: type, path: path(key)) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try Unwrap.integer(member(key), as: type, path: path(key)) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try Unwrap.integer(member(key), as: type, path: path(key)) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try Unwrap.integer(member(key), as: type, path: path(key)) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try Unwrap.integer(member(key), as: type, path: path(key)) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try Unwrap.integer(member(key), as: type, path: path(key)) }
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try Unwrap.value(member(key), as: type, path: path(key)) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try Unwrap.bool(member(key), at: at(key)) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try Unwrap.string(member(key), at: at(key)) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try Unwrap.double(member(key), at: at(key)) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try Unwrap.float(member(key), at: at(key)) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try Unwrap.integer(member(key), as: type, at: at(key)) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try Unwrap.integer(member(key), as: type, at: at(key)) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try Unwrap.integer(member(key), as: type, at: at(key)) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try Unwrap.integer(member(key), as: type, at: at(key)) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try Unwrap.integer(member(key), as: type, at: at(key)) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try Unwrap.integer(member(key), as: type, at: at(key)) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try Unwrap.integer(member(key), as: type, at: at(key)) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try Unwrap.integer(member(key), as: type, at: at(key)) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try Unwrap.integer(member(key), as: type, at: at(key)) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try Unwrap.integer(member(key), as: type, at: at(key)) }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try Unwrap.value(member(key), as: type, at: at(key)) }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        try DecoderView(value: member(key), codingPath: path(key)).container(keyedBy: type)
+        try DecoderView(value: member(key), location: at(key)).container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try DecoderView(value: member(key), codingPath: path(key)).unkeyedContainer()
+        try DecoderView(value: member(key), location: at(key)).unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder {
-        DecoderView(value: members[SuperKey.super.stringValue] ?? .null, codingPath: codingPath + [SuperKey.super])
+        DecoderView(value: members[SuperKey.super.stringValue] ?? .null, location: Location(parent: codingPath, key: SuperKey.super))
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        DecoderView(value: members[key.stringValue] ?? .null, codingPath: path(key))
+        DecoderView(value: members[key.stringValue] ?? .null, location: at(key))
     }
 
     private enum SuperKey: String, CodingKey { case `super` }
@@ -200,74 +219,75 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     var count: Int? { items.count }
     var isAtEnd: Bool { currentIndex >= items.count }
 
-    private var path: [any CodingKey] { codingPath + [IndexKey(intValue: currentIndex)] }
+    private var location: Location { Location(parent: codingPath, key: IndexKey(intValue: currentIndex)) }
 
     /// The next item, consumed once `read` returns.
-    private mutating func next<T>(_ type: T.Type, _ read: (JSONValue, [any CodingKey]) throws -> T) throws -> T {
+    private mutating func next<T>(_ type: T.Type, _ read: (JSONValue, Location) throws -> T) throws -> T {
         guard !isAtEnd else {
-            throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "Unkeyed container is at end."))
+            throw DecodingError.valueNotFound(type, .init(codingPath: location.path, debugDescription: "Unkeyed container is at end."))
         }
-        let result = try read(items[currentIndex], path)
+        let result = try read(items[currentIndex], location)
         currentIndex += 1
         return result
     }
 
     mutating func decodeNil() throws -> Bool {
         guard !isAtEnd else {
-            throw DecodingError.valueNotFound(Any?.self, .init(codingPath: path, debugDescription: "Unkeyed container is at end."))
+            throw DecodingError.valueNotFound(Any?.self, .init(codingPath: location.path, debugDescription: "Unkeyed container is at end."))
         }
         guard items[currentIndex] == .null else { return false }
         currentIndex += 1
         return true
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type) { try Unwrap.bool($0, path: $1) } }
-    mutating func decode(_ type: String.Type) throws -> String { try next(type) { try Unwrap.string($0, path: $1) } }
-    mutating func decode(_ type: Double.Type) throws -> Double { try next(type) { try Unwrap.double($0, path: $1) } }
-    mutating func decode(_ type: Float.Type) throws -> Float { try next(type) { try Unwrap.float($0, path: $1) } }
-    mutating func decode(_ type: Int.Type) throws -> Int { try next(type) { try Unwrap.integer($0, as: type, path: $1) } }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next(type) { try Unwrap.integer($0, as: type, path: $1) } }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next(type) { try Unwrap.integer($0, as: type, path: $1) } }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next(type) { try Unwrap.integer($0, as: type, path: $1) } }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next(type) { try Unwrap.integer($0, as: type, path: $1) } }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { try next(type) { try Unwrap.integer($0, as: type, path: $1) } }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next(type) { try Unwrap.integer($0, as: type, path: $1) } }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type) { try Unwrap.integer($0, as: type, path: $1) } }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type) { try Unwrap.integer($0, as: type, path: $1) } }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type) { try Unwrap.integer($0, as: type, path: $1) } }
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next(type) { try Unwrap.value($0, as: type, path: $1) } }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type) { try Unwrap.bool($0, at: $1) } }
+    mutating func decode(_ type: String.Type) throws -> String { try next(type) { try Unwrap.string($0, at: $1) } }
+    mutating func decode(_ type: Double.Type) throws -> Double { try next(type) { try Unwrap.double($0, at: $1) } }
+    mutating func decode(_ type: Float.Type) throws -> Float { try next(type) { try Unwrap.float($0, at: $1) } }
+    mutating func decode(_ type: Int.Type) throws -> Int { try next(type) { try Unwrap.integer($0, as: type, at: $1) } }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next(type) { try Unwrap.integer($0, as: type, at: $1) } }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next(type) { try Unwrap.integer($0, as: type, at: $1) } }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next(type) { try Unwrap.integer($0, as: type, at: $1) } }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next(type) { try Unwrap.integer($0, as: type, at: $1) } }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try next(type) { try Unwrap.integer($0, as: type, at: $1) } }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next(type) { try Unwrap.integer($0, as: type, at: $1) } }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type) { try Unwrap.integer($0, as: type, at: $1) } }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type) { try Unwrap.integer($0, as: type, at: $1) } }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type) { try Unwrap.integer($0, as: type, at: $1) } }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next(type) { try Unwrap.value($0, as: type, at: $1) } }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        try next(KeyedDecodingContainer<NestedKey>.self) { try DecoderView(value: $0, codingPath: $1).container(keyedBy: type) }
+        try next(KeyedDecodingContainer<NestedKey>.self) { try DecoderView(value: $0, location: $1).container(keyedBy: type) }
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try next((any UnkeyedDecodingContainer).self) { try DecoderView(value: $0, codingPath: $1).unkeyedContainer() }
+        try next((any UnkeyedDecodingContainer).self) { try DecoderView(value: $0, location: $1).unkeyedContainer() }
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        try next((any Decoder).self) { DecoderView(value: $0, codingPath: $1) }
+        try next((any Decoder).self) { DecoderView(value: $0, location: $1) }
     }
 }
 
 private struct SingleValueContainer: SingleValueDecodingContainer {
     let value: JSONValue
-    let codingPath: [any CodingKey]
+    let location: Location
+    var codingPath: [any CodingKey] { location.path }
 
     func decodeNil() -> Bool { value == .null }
-    func decode(_ type: Bool.Type) throws -> Bool { try Unwrap.bool(value, path: codingPath) }
-    func decode(_ type: String.Type) throws -> String { try Unwrap.string(value, path: codingPath) }
-    func decode(_ type: Double.Type) throws -> Double { try Unwrap.double(value, path: codingPath) }
-    func decode(_ type: Float.Type) throws -> Float { try Unwrap.float(value, path: codingPath) }
-    func decode(_ type: Int.Type) throws -> Int { try Unwrap.integer(value, as: type, path: codingPath) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try Unwrap.integer(value, as: type, path: codingPath) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try Unwrap.integer(value, as: type, path: codingPath) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try Unwrap.integer(value, as: type, path: codingPath) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try Unwrap.integer(value, as: type, path: codingPath) }
-    func decode(_ type: UInt.Type) throws -> UInt { try Unwrap.integer(value, as: type, path: codingPath) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try Unwrap.integer(value, as: type, path: codingPath) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try Unwrap.integer(value, as: type, path: codingPath) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try Unwrap.integer(value, as: type, path: codingPath) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try Unwrap.integer(value, as: type, path: codingPath) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try Unwrap.value(value, as: type, path: codingPath) }
+    func decode(_ type: Bool.Type) throws -> Bool { try Unwrap.bool(value, at: location) }
+    func decode(_ type: String.Type) throws -> String { try Unwrap.string(value, at: location) }
+    func decode(_ type: Double.Type) throws -> Double { try Unwrap.double(value, at: location) }
+    func decode(_ type: Float.Type) throws -> Float { try Unwrap.float(value, at: location) }
+    func decode(_ type: Int.Type) throws -> Int { try Unwrap.integer(value, as: type, at: location) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try Unwrap.integer(value, as: type, at: location) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try Unwrap.integer(value, as: type, at: location) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try Unwrap.integer(value, as: type, at: location) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try Unwrap.integer(value, as: type, at: location) }
+    func decode(_ type: UInt.Type) throws -> UInt { try Unwrap.integer(value, as: type, at: location) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try Unwrap.integer(value, as: type, at: location) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try Unwrap.integer(value, as: type, at: location) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try Unwrap.integer(value, as: type, at: location) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try Unwrap.integer(value, as: type, at: location) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try Unwrap.value(value, as: type, at: location) }
 }

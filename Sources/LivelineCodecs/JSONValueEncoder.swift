@@ -13,7 +13,7 @@ package struct JSONValueEncoder {
     package init() {}
 
     package func encode<Model: Encodable>(_ model: Model) throws -> JSONValue {
-        let root = Node(codingPath: [])
+        let root = Node(parentPath: [], key: nil)
         try root.encodeValue(model)
         return root.materialize()
     }
@@ -42,11 +42,17 @@ private final class Node {
     var value = JSONValue.null
     var members: [String: Child] = [:]
     var items: [Child] = []
-    let codingPath: [any CodingKey]
+    /// The node's coding path in two parts, joined only when asked for (by an error, or by a
+    /// model that reads it): joining them for every field was an array allocation each.
+    let parentPath: [any CodingKey]
+    let key: (any CodingKey)?
 
-    init(codingPath: [any CodingKey]) {
-        self.codingPath = codingPath
+    init(parentPath: [any CodingKey], key: (any CodingKey)?) {
+        self.parentPath = parentPath
+        self.key = key
     }
+
+    var codingPath: [any CodingKey] { key.map { parentPath + [$0] } ?? parentPath }
 
     func set(_ value: JSONValue) {
         kind = .value
@@ -62,17 +68,22 @@ private final class Node {
         }
     }
 
+    /// The special types are told apart by comparing metatypes, which costs a compare; a
+    /// cast of the generic value costs a runtime call for every value encoded.
     func encodeValue<Value: Encodable>(_ value: Value) throws {
-        switch value {
-        case let data as Data: set(.string(data.base64EncodedString()))
-        case let url as URL: set(.string(url.absoluteString))
-        case let decimal as Decimal: set(try JSONValue.parse(Data(decimal.description.utf8)))
-        default: try value.encode(to: EncoderView(node: self))
+        if Value.self == Data.self {
+            set(.string((value as! Data).base64EncodedString()))
+        } else if Value.self == URL.self {
+            set(.string((value as! URL).absoluteString))
+        } else if Value.self == Decimal.self {
+            set(try JSONValue.parse(Data((value as! Decimal).description.utf8)))
+        } else {
+            try value.encode(to: EncoderView(node: self))
         }
     }
 
     func child(forKey key: any CodingKey) -> Node {
-        let node = Node(codingPath: codingPath + [key])
+        let node = Node(parentPath: codingPath, key: key)
         kind = .object
         members[key.stringValue] = .node(node)
         return node
@@ -84,7 +95,7 @@ private final class Node {
     }
 
     func appendChild() -> Node {
-        let node = Node(codingPath: codingPath + [IndexKey(intValue: items.count)])
+        let node = Node(parentPath: codingPath, key: IndexKey(intValue: items.count))
         kind = .array
         items.append(.node(node))
         return node
@@ -96,19 +107,23 @@ private final class Node {
     }
 
     /// `JSONEncoder` writes a double's shortest form with a trailing `.0` removed; such
-    /// a number parses back as an integer.
-    static func number(_ double: Double, codingPath: [any CodingKey]) throws -> JSONValue {
+    /// a number parses back as an integer. The path is an autoclosure: only an error needs it.
+    static func number(_ double: Double, codingPath: @autoclosure () -> [any CodingKey]) throws -> JSONValue {
         guard double.isFinite else {
-            throw EncodingError.invalidValue(double, .init(codingPath: codingPath, debugDescription: "\(double) is not valid JSON"))
+            throw EncodingError.invalidValue(double, .init(codingPath: codingPath(), debugDescription: "\(double) is not valid JSON"))
         }
+        // The shortest form has a fraction exactly when the double has one, and is plain
+        // digits below 2^53 (9.007e15); only larger whole numbers need their text read.
+        if double.rounded(.towardZero) != double { return .double(double) }
+        if double.magnitude < 9e15 { return .integer(Int64(double)) }
         let text = double.description
         if text.hasSuffix(".0"), let whole = Int64(text.dropLast(2)) { return .integer(whole) }
         return .double(double)
     }
 
-    static func integer<Number: BinaryInteger>(_ number: Number, codingPath: [any CodingKey]) throws -> JSONValue {
+    static func integer<Number: BinaryInteger>(_ number: Number, codingPath: @autoclosure () -> [any CodingKey]) throws -> JSONValue {
         guard let exact = Int64(exactly: number) else {
-            throw EncodingError.invalidValue(number, .init(codingPath: codingPath, debugDescription: "\(number) does not fit Int64"))
+            throw EncodingError.invalidValue(number, .init(codingPath: codingPath(), debugDescription: "\(number) does not fit Int64"))
         }
         return .integer(exact)
     }
@@ -129,7 +144,9 @@ private struct EncoderView: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         if node.kind != .object {
             node.kind = .object
-            node.members = [:]
+            // Room for a typical model's fields: growing from empty rehashed the members
+            // three times, and inserting was most of the encoder's cost.
+            node.members = Dictionary(minimumCapacity: 8)
         }
         return KeyedEncodingContainer(KeyedContainer<Key>(node: node))
     }

@@ -45,7 +45,8 @@ struct ModelContract<Attributes: Codable & Sendable, State: Codable & Sendable>:
 
     func canonicalContentState(_ value: JSONValue, domain: String) throws(EventError) -> CanonicalValue {
         do {
-            return try ModelCanonicalForm.of(value, as: State.self)
+            let canonical = try ModelCanonicalForm.of(value, as: State.self)
+            return CanonicalValue(value: canonical, bytes: JSONValue.encoded(canonical))
         } catch {
             throw .contentStateMismatch(domain: domain, detail: ModelDecoding.describe(error))
         }
@@ -53,7 +54,7 @@ struct ModelContract<Attributes: Codable & Sendable, State: Codable & Sendable>:
 
     func canonicalAttributes(_ value: JSONValue, domain: String) throws(EventError) -> JSONValue {
         do {
-            return try ModelCanonicalForm.of(value, as: Attributes.self).value
+            return try ModelCanonicalForm.of(value, as: Attributes.self)
         } catch {
             throw .attributesMismatch(domain: domain, detail: ModelDecoding.describe(error))
         }
@@ -69,16 +70,16 @@ enum ModelCanonicalForm {
     ///
     /// A value that already is canonical (the Swift producer library sends it so) costs
     /// one decode and one encode: its first decode is the round trip.
-    static func of<Model: Codable>(_ value: JSONValue, as type: Model.Type) throws -> CanonicalValue {
+    static func of<Model: Codable>(_ value: JSONValue, as type: Model.Type) throws -> JSONValue {
         let model = try JSONValueDecoder().decode(Model.self, from: value)
         let canonical = try JSONValueEncoder().encode(model)
-        if canonical == value { return CanonicalValue(value: value, bytes: JSONValue.encoded(value)) }
+        if canonical == value { return value }
         do {
             _ = try JSONValueDecoder().decode(Model.self, from: canonical)
         } catch {
             throw RoundTripFailure(underlying: ModelDecoding.describe(error))
         }
-        return CanonicalValue(value: canonical, bytes: JSONValue.encoded(canonical))
+        return canonical
     }
 
     struct RoundTripFailure: Error, CustomStringConvertible {
