@@ -15,31 +15,33 @@ struct AlertRendering {
         )
     }
 
+    /// Placeholders are found byte by byte: braces and the bar are ASCII, and searching
+    /// the `Character`s for them cost more than the rest of an alert's rendering.
     private func fill(_ text: String, unresolved: inout [String]) -> String {
+        let utf8 = text.utf8
         var output = ""
-        var rest = Substring(text)
-        while let open = rest.firstIndex(of: "{") {
-            output += rest[..<open]
-            let afterOpen = rest.index(after: open)
-            guard let close = rest[afterOpen...].firstIndex(of: "}") else {
+        var rest = utf8.startIndex
+        while let open = utf8[rest...].firstIndex(of: UInt8(ascii: "{")) {
+            output += Substring(utf8[rest..<open])
+            let afterOpen = utf8.index(after: open)
+            guard let close = utf8[afterOpen...].firstIndex(of: UInt8(ascii: "}")) else {
                 // An unmatched brace is literal text, not an error.
-                output += rest[open...]
+                output += Substring(utf8[open...])
                 return output
             }
-            let token = rest[afterOpen..<close]
-            let parts = token.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = String(parts.first ?? "")
-            let fallback = parts.count > 1 ? String(parts[1]) : nil
+            let token = utf8[afterOpen..<close]
+            let bar = token.firstIndex(of: UInt8(ascii: "|"))
+            let name = String(Substring(token[..<(bar ?? close)]))
             if let value = lookup(name), !value.isEmpty {
                 output += value
-            } else if let fallback {
-                output += fallback
+            } else if let bar {
+                output += Substring(token[utf8.index(after: bar)...])
             } else {
                 unresolved.append(name)
             }
-            rest = rest[rest.index(after: close)...]
+            rest = utf8.index(after: close)
         }
-        output += rest
+        output += Substring(utf8[rest...])
         return output
     }
 

@@ -89,6 +89,28 @@ public enum RFC3339 {
         let days = secondOfDayRaw < 0 ? daysRaw - 1 : daysRaw
         let secondOfDay = secondOfDayRaw < 0 ? secondOfDayRaw + 86_400 : secondOfDayRaw
         let (year, month, day) = civilFromDays(days)
+        if (0...9_999).contains(year) {
+            // Written in place: the interpolated form below cost more than the rest of a
+            // push job's fields, and every job carries two times.
+            return String(unsafeUninitializedCapacity: 24) { text in
+                func put(_ value: Int64, _ width: Int, at end: Int, then separator: UInt8) {
+                    var value = value
+                    for index in stride(from: end - 1, through: end - width, by: -1) {
+                        text[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                        value /= 10
+                    }
+                    text[end] = separator
+                }
+                put(year, 4, at: 4, then: UInt8(ascii: "-"))
+                put(month, 2, at: 7, then: UInt8(ascii: "-"))
+                put(day, 2, at: 10, then: UInt8(ascii: "T"))
+                put(secondOfDay / 3_600, 2, at: 13, then: UInt8(ascii: ":"))
+                put(secondOfDay % 3_600 / 60, 2, at: 16, then: UInt8(ascii: ":"))
+                put(secondOfDay % 60, 2, at: 19, then: UInt8(ascii: "."))
+                put(fraction, 3, at: 23, then: UInt8(ascii: "Z"))
+                return 24
+            }
+        }
         func pad(_ value: Int64, _ width: Int) -> String {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text

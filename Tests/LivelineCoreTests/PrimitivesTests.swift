@@ -45,6 +45,21 @@ struct PrimitivesTests {
         #expect(RFC3339.format(EventTime(millisecondsSince1970: 1_795_255_200_120)) == "2026-11-21T10:00:00.120Z")
         #expect(RFC3339.format(EventTime(millisecondsSince1970: -500)) == "1969-12-31T23:59:59.500Z")
         #expect(EventTime(millisecondsSince1970: -500).unixSeconds == -1)
+        #expect(RFC3339.format(EventTime(millisecondsSince1970: 253_402_300_799_999)) == "9999-12-31T23:59:59.999Z")
+        #expect(RFC3339.format(EventTime(millisecondsSince1970: 253_402_300_800_000)) == "10000-01-01T00:00:00.000Z")
+        #expect(RFC3339.format(EventTime(millisecondsSince1970: -62_167_219_200_000)) == "0000-01-01T00:00:00.000Z")
+    }
+
+    /// Every formatted time parses back to itself, across leap days and centuries.
+    @Test func rfc3339FormatRoundTrips() {
+        var generator = SystemRandomNumberGenerator()
+        let times = [Int64(0), 951_782_400_000, 4_107_456_000_000, 1_795_255_200_120] + (0..<2_000).map { _ in
+            Int64.random(in: -62_167_219_200_000...253_402_300_799_999, using: &generator)
+        }
+        for millis in times {
+            let time = EventTime(millisecondsSince1970: millis)
+            #expect(RFC3339.parse(RFC3339.format(time)) == time, "\(millis)")
+        }
     }
 
     @Test func deadLetterReasonStrings() throws {
@@ -71,6 +86,15 @@ struct PrimitivesTests {
         #expect(alert.title == "Ana 3 ARS")
         #expect(alert.body == "No news none  {open")
         #expect(unresolved == ["missing"])
+
+        // Text outside ASCII around and inside placeholders, and an empty name.
+        let accented = rendering.render(
+            AlertTemplate(title: "⚽️ {name}–{score} 👏🏽", body: "{gone|Ölf é} {} ¿{team.abbr}?", sound: nil),
+            unresolved: &unresolved
+        )
+        #expect(accented.title == "⚽️ Ana–3 👏🏽")
+        #expect(accented.body == "Ölf é  ¿ARS?")
+        #expect(unresolved == ["missing", ""])
     }
 
     @Test func jsonValueKeepsIntegersApart() throws {

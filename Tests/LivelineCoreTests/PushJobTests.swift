@@ -223,5 +223,10 @@ struct PushJobTests {
         #expect(laneA != PushTarget.device(token: a, kind: .update).laneKey(activity: "g-2"))
         #expect(!laneA.contains(a.prefix(16)))
         #expect(PushTarget.channel(key: "g-1").laneKey(activity: "g-1") == "g-1\nchannel")
+        // The hash itself is pinned (FNV-1a of the lowercased token): translators of two
+        // versions running side by side must put one target's jobs in one lane.
+        #expect(laneA == "g-1\nupdate:555991e1f464c249")
+        let unusual = "ÄB" + String(repeating: "ab", count: 30)
+        #expect(PushTarget.device(token: unusual, kind: .update).laneKey(activity: "g-1") == "g-1\nupdate:65df57b6e7921a74")
     }
 }
