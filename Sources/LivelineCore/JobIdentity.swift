@@ -15,7 +15,9 @@ public enum JobIdentity {
     /// because the target holds a whole device token, which must not be logged.
     public static func jobId(eventId: String, target: PushTarget) -> String {
         // SHA-1 derives identifiers here, never secures anything, so its weakness does not matter.
-        Hex.encode(Array(Insecure.SHA1.hash(data: Array("liveline.job\u{0}\(eventId)\u{0}\(target.identityText)".utf8))))
+        var sha1 = Insecure.SHA1()
+        for part in ["liveline.job\u{0}", eventId, "\u{0}", target.identityText] { sha1.update(utf8Of: part) }
+        return sha1.finalize().withUnsafeBytes { Hex.encode($0) }
     }
 
     /// The `apns-id`: a version 5 (SHA-1, name-based) UUID of the job id in
@@ -26,17 +28,24 @@ public enum JobIdentity {
 
     /// RFC 4122 version 5 UUID.
     public static func nameBasedUUID(namespace: UUID, name: String) -> UUID {
-        let space = namespace.uuid
-        let namespaceBytes: [UInt8] = [
-            space.0, space.1, space.2, space.3, space.4, space.5, space.6, space.7,
-            space.8, space.9, space.10, space.11, space.12, space.13, space.14, space.15,
-        ]
-        var bytes = Array(Insecure.SHA1.hash(data: namespaceBytes + Array(name.utf8)))
+        var sha1 = Insecure.SHA1()
+        withUnsafeBytes(of: namespace.uuid) { sha1.update(bufferPointer: $0) }
+        sha1.update(utf8Of: name)
+        var bytes = Array(sha1.finalize())
         bytes[6] = (bytes[6] & 0x0F) | 0x50
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         return UUID(uuid: (
             bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
             bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
         ))
+    }
+}
+
+extension Insecure.SHA1 {
+    /// Hashes the string's UTF-8 in place: the arrays and joined strings this replaced cost
+    /// more than the hash of a job id.
+    mutating func update(utf8Of text: String) {
+        var text = text
+        text.withUTF8 { update(bufferPointer: UnsafeRawBufferPointer($0)) }
     }
 }

@@ -25,7 +25,7 @@ public enum PushTarget: Hashable, Sendable {
     /// one environment, so the environment is not part of it.
     var identityText: String {
         switch self {
-        case .device(let token, let kind, _): "device:\(kind.rawValue):\(token.lowercased())"
+        case .device(let token, let kind, _): "device:\(kind.rawValue):\(DeviceToken.lowercased(token))"
         case .channel(let key): "channel:\(key)"
         }
     }
@@ -38,15 +38,11 @@ public enum PushTarget: Hashable, Sendable {
     public func laneKey(activity: String) -> String {
         switch self {
         case .device(let token, let kind, _):
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            // Tokens are hex, so ASCII case folding gives `lowercased()`'s bytes without its
-            // Unicode tables or a new string; anything else still goes through it.
-            let utf8 = token.utf8.allSatisfy { $0 < 0x80 } ? token.utf8 : token.lowercased().utf8
-            for byte in utf8 {
-                hash ^= UInt64((UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte)
-                hash &*= 0x0000_0100_0000_01b3
+            var token = DeviceToken.lowercased(token)
+            let hash = token.withUTF8 { bytes in
+                bytes.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { hash, byte in (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
             }
-            return "\(activity)\n\(kind.rawValue):\(String(hash, radix: 16))"
+            return activity + "\n" + kind.rawValue + ":" + String(hash, radix: 16)
         case .channel:
             return "\(activity)\nchannel"
         }

@@ -38,7 +38,7 @@ extension Translator {
         }
 
         var valid: [String] = []
-        for token in Set(tokens.updateTokens.map { $0.lowercased() }).sorted() {
+        for token in Set(tokens.updateTokens.map(DeviceToken.lowercased)).sorted() {
             if DeviceToken.isValid(token) { valid.append(token) } else { notes.append("skipped malformed update token \(token.prefix(8))…") }
         }
         if !valid.isEmpty {
@@ -122,7 +122,7 @@ extension Translator {
         var seen: Set<String> = []
         var valid: [String] = []
         for token in tokens {
-            let token = token.lowercased()
+            let token = DeviceToken.lowercased(token)
             guard DeviceToken.isValid(token) else {
                 notes.append("skipped malformed \(kind) token \(token.prefix(8))…")
                 continue

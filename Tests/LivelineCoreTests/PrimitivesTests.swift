@@ -72,6 +72,12 @@ struct PrimitivesTests {
         #expect(String(decoding: try JSONEncoder().encode(DeadLetterReason.overBudget), as: UTF8.self) == #""over-budget""#)
     }
 
+    @Test(arguments: ["", "abcdef0123", "ABCDEF0123", "aBcD-Ez_9", "ÄBC", "Straße İ", String(repeating: "AB", count: 100)])
+    func tokensLowercaseAsStringDoes(token: String) {
+        #expect(DeviceToken.lowercased(token) == token.lowercased())
+        #expect(Array(DeviceToken.lowercased(token).utf8) == Array(token.lowercased().utf8))
+    }
+
     @Test func alertPlaceholders() {
         let rendering = AlertRendering(
             message: nil,

@@ -47,8 +47,8 @@ extension ActivityState {
         }
         let usableStarts = stored.pushToStartTokens.filter(\.isUsable)
         let sandbox = Set(
-            stored.updateTokens.filter { $0.environment == .sandbox }.map { $0.token.lowercased() }
-                + usableStarts.filter { $0.environment == .sandbox }.map { $0.token.lowercased() })
+            stored.updateTokens.filter { $0.environment == .sandbox }.map { DeviceToken.lowercased($0.token) }
+                + usableStarts.filter { $0.environment == .sandbox }.map { DeviceToken.lowercased($0.token) })
         self.init(
             snapshot: snapshot,
             tokens: TokenSnapshot(

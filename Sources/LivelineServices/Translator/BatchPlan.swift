@@ -107,7 +107,7 @@ struct BatchPlan: Sendable {
         if let audience = shared.audiences[event.activityId] {
             state.tokens.audience = audience.map(\.token)
             for device in audience {
-                let token = device.token.lowercased()
+                let token = DeviceToken.lowercased(device.token)
                 if device.environment == .sandbox { state.tokens.sandboxTokens.insert(token) }
                 if let osVersion = device.osVersion { state.tokens.osVersions[token] = osVersion }
             }
