@@ -165,12 +165,21 @@ extension SQLiteLivelineStore {
         var outcomes: [ChangeOutcome] = []
         outcomes.reserveCapacity(changes.count)
         for change in changes {
-            try upsert.execute(arguments: [
-                change.activityID, change.domain, change.attributesType, change.userID, change.attributes,
-                change.contentState, change.eventTime.millisecondsSince1970,
-                change.end?.at.millisecondsSince1970, change.end?.reason,
-                change.eventID, change.status, change.pushTimestamp, change.pushToStartSentAt?.millisecondsSince1970,
-            ])
+            try upsert.executeBoundHere(in: db) { bindings in
+                bindings.bind(1, change.activityID)
+                bindings.bind(2, change.domain)
+                bindings.bind(3, change.attributesType)
+                bindings.bind(4, change.userID)
+                bindings.bind(5, change.attributes)
+                bindings.bind(6, change.contentState)
+                bindings.bind(7, change.eventTime.millisecondsSince1970)
+                bindings.bind(8, change.end?.at.millisecondsSince1970)
+                bindings.bind(9, change.end?.reason)
+                bindings.bind(10, change.eventID)
+                bindings.bind(11, change.status)
+                bindings.bind(12, change.pushTimestamp)
+                bindings.bind(13, change.pushToStartSentAt?.millisecondsSince1970)
+            }
             if db.changesCount > 0 {
                 outcomes.append(.applied)
             } else {

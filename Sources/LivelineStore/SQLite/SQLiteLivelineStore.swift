@@ -183,44 +183,18 @@ public final class SQLiteLivelineStore: ActivityStore {
         }
     }
 
-    /// Binds the rows with SQLite's own calls on GRDB's cached statement, and steps it once.
-    /// Through GRDB (`StatementArguments` of `DatabaseValue`s, then `execute(arguments:)`, which
-    /// checks and binds them one by one) the binding cost 11,600 instructions a push, more than
-    /// SQLite's insert itself: 6 % of the sender. No observer watches the trace, which is what
-    /// GRDB's execution would also have told.
     private static func insertRows(_ rows: ArraySlice<TraceEntry>, with statement: Statement, _ db: Database) throws {
-        let raw = statement.sqliteStatement
-        sqlite3_reset(raw)
-        var code = SQLITE_OK
-        var parameter: Int32 = 1
-        for entry in rows where code == SQLITE_OK {
-            code = bindText(raw, parameter, entry.activityID)
-            if code == SQLITE_OK { code = sqlite3_bind_int64(raw, parameter + 1, entry.at.millisecondsSince1970) }
-            if code == SQLITE_OK { code = bindText(raw, parameter + 2, entry.kind.rawValue) }
-            if code == SQLITE_OK { code = bindText(raw, parameter + 3, entry.detail) }
-            parameter += 4
-        }
-        if code == SQLITE_OK { code = sqlite3_step(raw) }
-        let message = code == SQLITE_DONE ? nil : String(cString: sqlite3_errmsg(db.sqliteConnection))
-        sqlite3_reset(raw)
-        guard code == SQLITE_DONE else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
-        }
-    }
-
-    /// Binds a copy of the text (SQLITE_TRANSIENT), so it may go when this returns.
-    private static func bindText(_ statement: SQLiteStatement, _ parameter: Int32, _ text: String) -> Int32 {
-        var text = text
-        return text.withUTF8 { utf8 in
-            guard let base = utf8.baseAddress else { return sqlite3_bind_text(statement, parameter, "", 0, nil) }
-            return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) { characters in
-                sqlite3_bind_text(statement, parameter, characters, Int32(utf8.count), transient)
+        try statement.executeBoundHere(in: db) { bindings in
+            var parameter: Int32 = 1
+            for entry in rows {
+                bindings.bind(parameter, entry.activityID)
+                bindings.bind(parameter + 1, entry.at.millisecondsSince1970)
+                bindings.bind(parameter + 2, entry.kind.rawValue)
+                bindings.bind(parameter + 3, entry.detail)
+                parameter += 4
             }
         }
     }
-
-    /// SQLITE_TRANSIENT, which the C header defines as a cast the importer does not bring over.
-    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
     private static let traceRowsPerStatement = 128
 
@@ -300,5 +274,60 @@ public final class SQLiteLivelineStore: ActivityStore {
             lastEventAt: date(6), startedAt: date(7), endedAt: date(8), endReason: row[9],
             budget: PriorityBudget(spent: row[10], windowStart: date(11)), lastEventID: row[12], lastStatus: row[13],
             lastPushTimestamp: row[14], pushToStartSentAt: date(15))
+    }
+}
+
+/// Values bound with SQLite's own calls, for ``GRDB/Statement/executeBoundHere(in:_:)``. The
+/// first failure is kept and the binds after it do nothing.
+struct StatementBindings {
+    fileprivate let statement: SQLiteStatement
+    fileprivate var code = SQLITE_OK
+
+    /// Binds a copy of the text (SQLITE_TRANSIENT), so it may go when this returns; nil binds NULL.
+    mutating func bind(_ parameter: Int32, _ text: String?) {
+        guard code == SQLITE_OK else { return }
+        guard var text else {
+            code = sqlite3_bind_null(statement, parameter)
+            return
+        }
+        code = text.withUTF8 { [statement] utf8 in
+            guard let base = utf8.baseAddress else { return sqlite3_bind_text(statement, parameter, "", 0, nil) }
+            return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) { characters in
+                sqlite3_bind_text(statement, parameter, characters, Int32(utf8.count), Self.transient)
+            }
+        }
+    }
+
+    /// Binds the number; nil binds NULL.
+    mutating func bind(_ parameter: Int32, _ number: Int64?) {
+        guard code == SQLITE_OK else { return }
+        code = number.map { sqlite3_bind_int64(statement, parameter, $0) } ?? sqlite3_bind_null(statement, parameter)
+    }
+
+    /// SQLITE_TRANSIENT, which the C header defines as a cast the importer does not bring over.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+}
+
+extension Statement {
+    /// Binds with SQLite's own calls on this cached statement, steps it once to completion and
+    /// resets it: for the statements run for every push or event, which return no rows.
+    ///
+    /// Through GRDB (`StatementArguments` of `DatabaseValue`s, then `execute(arguments:)`, which
+    /// checks and binds them one by one) binding cost more than SQLite's own work: 11,600
+    /// instructions a push for the sender's trace rows, about 25,000 an event for the
+    /// translator's upsert of its activity. No observer watches these tables, which is what
+    /// GRDB's execution would also have told; `changesCount` still reads SQLite's count.
+    func executeBoundHere(in db: Database, _ bind: (inout StatementBindings) -> Void) throws {
+        let raw = sqliteStatement
+        sqlite3_reset(raw)
+        var bindings = StatementBindings(statement: raw)
+        bind(&bindings)
+        var code = bindings.code
+        if code == SQLITE_OK { code = sqlite3_step(raw) }
+        let message = code == SQLITE_DONE ? nil : String(cString: sqlite3_errmsg(db.sqliteConnection))
+        sqlite3_reset(raw)
+        guard code == SQLITE_DONE else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+        }
     }
 }
