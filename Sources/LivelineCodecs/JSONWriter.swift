@@ -115,11 +115,13 @@ package struct JSONWriter {
             bytes.append(UInt8(ascii: "]"))
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
-            for (index, key) in members.keys.sorted().enumerated() {
+            // The members sorted with their values: sorting the keys alone meant hashing each
+            // one again to look its value up.
+            for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                string(key)
+                string(member.key)
                 bytes.append(UInt8(ascii: ":"))
-                self.value(members[key]!)
+                self.value(member.value)
             }
             bytes.append(UInt8(ascii: "}"))
         }
