@@ -84,6 +84,12 @@ package struct JSONReader {
         }
     }
 
+    /// Whether the next value, after any whitespace, is an object.
+    package mutating func nextIsObject() -> Bool {
+        skipWhitespace()
+        return position < bytes.count && bytes[position] == UInt8(ascii: "{")
+    }
+
     @usableFromInline func error(_ message: String) -> JSONSyntaxError {
         JSONSyntaxError(message: message, offset: position)
     }

@@ -55,10 +55,32 @@ struct EnvelopeParsingTests {
 
     @Test func notJSON() {
         let error = parseError(Data("{\"specversion\": ".utf8))
-        guard case .notJSON = error else { Issue.record("got \(String(describing: error))"); return }
+        guard case .notJSON(let detail) = error else { Issue.record("got \(String(describing: error))"); return }
+        // Where it went wrong, for the producer reading the dead letter.
+        #expect(detail == "invalid JSON at byte 16: unexpected end")
         #expect(error?.deadLetterReason == .invalidEvent)
         #expect(parseError(Data([0xFF, 0xFE, 0x00])).map { if case .notJSON = $0 { true } else { false } } == true)
         #expect(parseError(Data()).map { if case .notJSON = $0 { true } else { false } } == true)
+    }
+
+    /// Extension attributes are allowed and ignored, but must still be JSON; a repeated
+    /// attribute counts once, the last.
+    @Test func extensionsAndRepeatedAttributes() throws {
+        let valid = try mutated { $0["traceparent"] = "00-abc"; $0["partitionkey"] = ["nested": [1, 2]] }
+        #expect(try translator.parse(valid).id == translator.parse(try bytes(rideEvent())).id)
+
+        let body = String(decoding: try bytes(rideEvent()), as: UTF8.self)
+        let repeated = "{\"id\":\"first\"," + body.dropFirst()
+        #expect(try translator.parse(Data(repeated.utf8)).id != "first")
+        let idLast = String(body.dropLast()) + ",\"id\":\"last\"}"
+        #expect(try translator.parse(Data(idLast.utf8)).id == "last")
+
+        let broken = "{\"ext\":[1,}," + body.dropFirst()
+        guard case .notJSON(let detail) = parseError(Data(broken.utf8)) else {
+            Issue.record("bad JSON in an extension was accepted")
+            return
+        }
+        #expect(detail == "invalid JSON at byte 10: unexpected character")
     }
 
     @Test func notAnObject() {
