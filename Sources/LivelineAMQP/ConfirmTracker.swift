@@ -23,10 +23,12 @@ struct ConfirmTracker<Item> {
     /// Removes and returns the items a confirm covers, in tag order.
     mutating func settle(tag: UInt64, multiple: Bool) -> [(tag: UInt64, item: Item)] {
         guard tag >= base, tag < nextTag else { return [] }
-        var settled: [(UInt64, Item)] = []
+        // Labelled as the result is: an unlabelled array was converted by a runtime cast.
+        var settled: [(tag: UInt64, item: Item)] = []
         let last = Int(tag - base)
         let first = multiple ? head : last
         if first <= last {
+            settled.reserveCapacity(last - first + 1)
             for index in first...last {
                 if let item = slots[index] {
                     settled.append((base + UInt64(index), item))

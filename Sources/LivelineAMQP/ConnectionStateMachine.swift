@@ -380,7 +380,7 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
     /// The publishes a confirm settles; a returned one ends as returned, whatever the confirm.
     private mutating func settle(tag: UInt64, multiple: Bool, _ outcome: (Publish) -> PublishOutcome) -> [PublishOutcome] {
         confirms.settle(tag: tag, multiple: multiple).map { tag, publish in
-            if let error = returned.removeValue(forKey: tag) { return .returned(publish, error) }
+            if !returned.isEmpty, let error = returned.removeValue(forKey: tag) { return .returned(publish, error) }
             return outcome(publish)
         }
     }
