@@ -153,10 +153,21 @@ struct BatchPlan: Sendable {
         }
         states[event.activityId] = state
         entries.append(entry)
-        // Notes name tokens only by prefix (PushTarget.logDescription), never in full.
-        trace.append(TraceEntry(
-            activityID: event.activityId, at: now, kind: kind,
-            detail: "event \(event.id) at \(RFC3339.format(event.time)) (\(event.status)): " + notes.joined(separator: "; ")))
+        // Notes name tokens only by prefix (PushTarget.logDescription), never in full. The line
+        // is built in one string: interpolating and joining it made a string per piece.
+        var detail = "event "
+        detail.reserveCapacity(64 + event.id.utf8.count + event.status.utf8.count + notes.reduce(0) { $0 + $1.utf8.count + 2 })
+        detail += event.id
+        detail += " at "
+        detail += RFC3339.format(event.time)
+        detail += " ("
+        detail += event.status
+        detail += "): "
+        for (index, note) in notes.enumerated() {
+            if index > 0 { detail += "; " }
+            detail += note
+        }
+        trace.append(TraceEntry(activityID: event.activityId, at: now, kind: kind, detail: detail))
     }
 
     /// The state before `event` when the stored state is exactly `event` itself: an earlier
