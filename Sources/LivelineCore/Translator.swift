@@ -22,10 +22,16 @@ public struct Translator: Sendable {
     let domains: [String: ConfiguredDomain]
     let parser: CloudEventParser
 
-    /// A domain with its contract resolved once.
-    struct ConfiguredDomain: Sendable {
+    /// A domain with its contract resolved once. A class, so a lookup for every event is a
+    /// reference, not a copy of the whole configuration.
+    final class ConfiguredDomain: Sendable {
         let configuration: DomainConfiguration
         let contract: any ContentStateContract
+
+        init(configuration: DomainConfiguration, contract: any ContentStateContract) {
+            self.configuration = configuration
+            self.contract = contract
+        }
     }
 
     /// Creates a translator. A domain listed twice keeps its last entry, so an
@@ -43,5 +49,17 @@ public struct Translator: Sendable {
     /// The configuration of a domain, if configured.
     public func domain(named name: String) -> DomainConfiguration? {
         domains[name]?.configuration
+    }
+
+    /// A domain's attributes type, asked for every event: ``domain(named:)`` copies the whole
+    /// configuration, which cost more than the rest of the question.
+    public func attributesType(ofDomain name: String) -> String? {
+        domains[name]?.configuration.attributesType
+    }
+
+    /// Whether a domain is configured and shared (one activity for many users), asked for
+    /// every event.
+    public func isShared(domain name: String) -> Bool {
+        domains[name]?.configuration.shared ?? false
     }
 }

@@ -87,7 +87,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
             _ = try await store.registerUpdateToken(UpdateTokenRegistration(
                 activityID: bench.activityId(activity), deviceID: "phone", userID: bench.userId(activity),
                 token: bench.token(activity), domain: domain,
-                attributesType: translator.domain(named: domain)?.attributesType, at: Date()))
+                attributesType: translator.attributesType(ofDomain: domain), at: Date()))
         }
         print("  [\(name)] seeded \(activities) tokens in \(Self.seconds(clock.now - started)) s")
 

@@ -89,7 +89,7 @@ struct BatchPlan: Sendable {
         var seen: Set<String> = []
         var requests: [SnapshotRequest] = []
         for event in events where seen.insert(event.activityId).inserted {
-            let attributesType = translator.domain(named: event.domain)?.attributesType ?? ""
+            let attributesType = translator.attributesType(ofDomain: event.domain) ?? ""
             requests.append(SnapshotRequest(activityID: event.activityId, userID: event.userId, attributesType: attributesType))
         }
         return requests
@@ -98,7 +98,7 @@ struct BatchPlan: Sendable {
     /// Translates one event and records what to store and trace.
     mutating func translate(_ event: DomainEvent, body: Data, redelivered: Bool) {
         var state = states[event.activityId] ?? .unknown
-        let attributesType = translator.domain(named: event.domain)?.attributesType ?? ""
+        let attributesType = translator.attributesType(ofDomain: event.domain) ?? ""
         let startKey = event.userId + "\u{0}" + attributesType
         if consumedStarts.contains(startKey) || previouslyConsumedStarts.contains(startKey) {
             state.tokens.pushToStartTokens = []

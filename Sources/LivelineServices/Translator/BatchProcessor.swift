@@ -183,7 +183,7 @@ struct BatchProcessor: Sendable {
         var targets = BatchPlan.SharedTargets()
         var tried: Set<String> = []
         for event in events {
-            guard let domain = translator.domain(named: event.domain), domain.shared else { continue }
+            guard translator.isShared(domain: event.domain), let domain = translator.domain(named: event.domain) else { continue }
             let activity = stored[event.activityId]?.activity
             guard activity?.endedAt == nil else { continue }
             if domain.delivery == .channel, let channels, tried.insert(event.activityId).inserted {
