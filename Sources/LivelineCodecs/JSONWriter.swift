@@ -29,6 +29,12 @@ package struct JSONWriter {
         bytes.append(contentsOf: encoded)
     }
 
+    /// ``json(_:)`` for `Data`, copied as one block: the generic form, called from another
+    /// module, went through the sequence a byte at a time.
+    package mutating func json(_ encoded: Data) {
+        encoded.withUnsafeBytes { bytes.append(contentsOf: $0) }
+    }
+
     /// `"key":`.
     package mutating func key(_ name: StaticString) {
         bytes.append(UInt8(ascii: "\""))
@@ -90,6 +96,11 @@ package struct JSONWriter {
     /// in practice, and a `null` fails the model's decoding loudly).
     package mutating func double(_ number: Double) {
         guard number.isFinite else { return raw("null") }
+        // A whole number below 2^53 prints as its digits and ".0": written as the integer
+        // without formatting the double (relevance scores are mostly whole).
+        if number.rounded(.towardZero) == number, number.magnitude < 9e15, number.sign == .plus || number != 0 {
+            return integer(Int64(number))
+        }
         var text = number.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         bytes.append(contentsOf: text.utf8)

@@ -29,6 +29,8 @@ struct JSONWriterTests {
         var doubles: [Double] = [0, -0.0, 1, 50, 0.5, -2.5, 1e16, 1e20, 1e21, 1e-7, 785_000_000.123, .greatestFiniteMagnitude]
         doubles += (0..<2_000).map { _ in Double.random(in: -1e12...1e12, using: &random) }
         doubles += (0..<500).map { _ in Double(bitPattern: random.next()) }.filter(\.isFinite)
+        doubles += (0..<500).map { _ in Double(Int64.random(in: -9_100_000_000_000_000...9_100_000_000_000_000, using: &random)) }
+        doubles += [8_999_999_999_999_999, 9e15, 9_007_199_254_740_992, -9_007_199_254_740_993]
         for number in doubles { #expect(written(.double(number)) == (try foundation(.double(number)))) }
         for number: Int64 in [0, -1, 7, 1_234_567_890, .max, .min] {
             #expect(written(.integer(number)) == (try foundation(.integer(number))))
@@ -107,6 +109,18 @@ struct JSONValueEncoderTests {
         var nested: [String: [Double]] = ["x": [1, 1.5, 1e21]]
         var small: Float = 0.1
         var big: UInt64 = 42
+    }
+
+    /// Doubles whole and fractional, small and past 2^53, as fields and as array items.
+    /// (Not -0.0: `JSONEncoder` writes `-0`, which parses as the integer 0, written `0`; no
+    /// value is both, and the sign of a zero means nothing to a Live Activity.)
+    @Test func doublesEncodeLikeJSONEncoder() throws {
+        var random = SeededRandom(seed: 3)
+        var doubles: [Double] = [0, 1, -1, 0.5, 9e15, 8_999_999_999_999_999, 9_007_199_254_740_992, 1e16, 1e300, -1e-300]
+        doubles += (0..<500).map { _ in Double(Int64.random(in: -9_100_000_000_000_000...9_100_000_000_000_000, using: &random)) }
+        doubles += (0..<500).map { _ in Double.random(in: -1e6...1e6, using: &random) }
+        try expectSameAsJSONEncoder(doubles)
+        for number in doubles.prefix(64) { try expectSameAsJSONEncoder(["value": number]) }
     }
 
     @Test func specialTypesEncodeLikeJSONEncoder() throws {
