@@ -171,7 +171,8 @@ public struct Quickstart: Sendable {
         // The keeper moves the run's dead letters into the store, as in every sender, so
         // `liveline dlq list` shows them after the run.
         let keeper = DeadLetterKeeper(connection: keeping, store: store, topology: topology, logger: logger)
-        let group = ServiceGroup(services: [translator, sender, keeper], logger: logger)
+        let group = ServiceGroup(configuration: .init(
+            services: [translator, sender, keeper].map(ServiceGroupConfiguration.ServiceConfiguration.init(named:)), logger: logger))
 
         let report = try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }

@@ -115,9 +115,20 @@ public func connect(
 
 /// Runs the services in one group that shuts down gracefully on SIGTERM or SIGINT.
 public func runUntilSignalled(_ services: [any Service], logger: Logger) async throws {
-    let group = ServiceGroup(
-        configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+    let group = ServiceGroup(configuration: .init(
+        services: services.map(ServiceGroupConfiguration.ServiceConfiguration.init(named:)),
+        gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
     try await group.run()
+}
+
+extension ServiceGroupConfiguration.ServiceConfiguration {
+    /// A service named by its type, e.g. `TranslatorService`. Left unnamed, ServiceLifecycle
+    /// names a service `"\(service)"`: a reflection of the whole value, the translator's
+    /// configuration and all. That cost 100 million instructions at the translator's start,
+    /// and was the `service` field of ServiceLifecycle's log lines and errors.
+    public init(named service: any Service) {
+        self.init(service: service, serviceName: String(describing: type(of: service)))
+    }
 }
 
 /// What a role reads from its settings, all read and checked before anything is opened.

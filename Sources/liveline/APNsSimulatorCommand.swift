@@ -2,7 +2,6 @@ import APNsSimulator
 import ArgumentParser
 import Foundation
 import LivelineRuntime
-import ServiceLifecycle
 
 /// `liveline apns-sim`: a local stand-in for APNs (HTTP/2 + TLS, APNs statuses and reasons).
 struct APNsSimulatorCommand: AsyncParsableCommand {
@@ -71,9 +70,7 @@ struct APNsSimulatorCommand: AsyncParsableCommand {
                 at: URL(fileURLWithPath: certificateOut).deletingLastPathComponent(), withIntermediateDirectories: true)
         }
         let service = SimulatorService(simulator: simulator, certificateFile: certificateOut, logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        try await runUntilSignalled([service], logger: logger)
     }
 }
 

@@ -5,6 +5,7 @@ import LivelineServices
 import LivelineStore
 import LivelineTestSupport
 import Prometheus
+import ServiceLifecycle
 import Testing
 
 /// `buildServices` is what `liveline translator|sender|api` run: each role's whole graph,
@@ -32,6 +33,11 @@ struct ServiceGraphTests {
             #expect(graph.services.count == 3)
             #expect(graph.services[0] is TranslatorService)
             #expect(graph.services[1] is TracePruner)
+            // ServiceLifecycle's log lines and errors name each service: by its type, not by
+            // a reflection of the whole value (the translator's configuration and all).
+            let names = graph.services.map { ServiceGroupConfiguration.ServiceConfiguration(named: $0).serviceName }
+            #expect(names.prefix(2) == ["TranslatorService", "TracePruner"])
+            #expect(names.allSatisfy { !$0.contains("(") && $0.utf8.count < 80 }, "\(names)")
             #expect(graph.brokers.map(\.name) == ["translator-in", "translator-out"])
             #expect(graph.brokers.allSatisfy { $0.connection.state == .connected })
             // The standard configuration's score domain broadcasts on channels, which the
