@@ -10,6 +10,15 @@ extension JSONValue {
     public static func parse(_ data: Data) throws -> JSONValue {
         try JSONReader.read(data) { reader in try reader.value(depth: 0) }
     }
+
+    /// Parses JSON text, reading the string's UTF-8 in place: no `Data` copy of a stored
+    /// column first.
+    public static func parse(_ text: String) throws -> JSONValue {
+        var text = text
+        return try text.withUTF8 { utf8 in
+            try JSONReader.read(UnsafeRawBufferPointer(utf8)) { reader in try reader.value(depth: 0) }
+        }
+    }
 }
 
 /// Why a document is not JSON, and where.
@@ -36,13 +45,18 @@ package struct JSONReader {
 
     /// Runs `body` on a reader over `data`, then checks that nothing but whitespace follows.
     @inlinable package static func read<Result>(_ data: Data, _ body: (inout JSONReader) throws -> Result) throws -> Result {
-        try data.withUnsafeBytes { bytes in
-            var reader = JSONReader(bytes: bytes)
-            let result = try body(&reader)
-            reader.skipWhitespace()
-            guard reader.position == bytes.count else { throw reader.error("trailing characters") }
-            return result
-        }
+        try data.withUnsafeBytes { bytes in try read(bytes, body) }
+    }
+
+    /// ``read(_:_:)`` over bytes the caller holds.
+    @inlinable package static func read<Result>(
+        _ bytes: UnsafeRawBufferPointer, _ body: (inout JSONReader) throws -> Result
+    ) throws -> Result {
+        var reader = JSONReader(bytes: bytes)
+        let result = try body(&reader)
+        reader.skipWhitespace()
+        guard reader.position == bytes.count else { throw reader.error("trailing characters") }
+        return result
     }
 
     /// Reads an object, handing each key to `member` with the reader at its value; `member`

@@ -76,7 +76,7 @@ private final class Node {
         } else if Value.self == URL.self {
             set(.string((value as! URL).absoluteString))
         } else if Value.self == Decimal.self {
-            set(try JSONValue.parse(Data((value as! Decimal).description.utf8)))
+            set(try JSONValue.parse((value as! Decimal).description))
         } else {
             try value.encode(to: EncoderView(node: self))
         }

@@ -57,6 +57,11 @@ public struct Translator: Sendable {
         domains[name]?.configuration.attributesType
     }
 
+    /// A domain's kind, asked for every activity a batch loads.
+    public func kind(ofDomain name: String) -> DomainKind? {
+        domains[name]?.configuration.kind
+    }
+
     /// Whether a domain is configured and shared (one activity for many users), asked for
     /// every event.
     public func isShared(domain name: String) -> Bool {

@@ -310,7 +310,7 @@ struct PublishCommand: AsyncParsableCommand {
             }
         }
         func json(_ text: String, _ option: String) throws -> JSONValue {
-            do { return try JSONValue.parse(Data(text.utf8)) } catch { throw OnCallError("\(option) is not JSON: \(error)") }
+            do { return try JSONValue.parse(text) } catch { throw OnCallError("\(option) is not JSON: \(error)") }
         }
         var data: [String: JSONValue] = [
             "activityId": .string(activity ?? ""), "userId": .string(user ?? ""),

@@ -120,6 +120,7 @@ struct PrimitivesTests {
     ])
     func numbersAreIntegersWhenTheyFit(text: String, expected: JSONValue) throws {
         #expect(try JSONValue.parse(Data(text.utf8)) == expected)
+        #expect(try JSONValue.parse(text) == expected, "the same from a String")
     }
 
     @Test func parsesEveryKindOfValue() throws {
@@ -142,6 +143,7 @@ struct PrimitivesTests {
     ])
     func rejectsWhatIsNotJSON(_ text: String) {
         #expect(throws: (any Error).self) { try JSONValue.parse(Data(text.utf8)) }
+        #expect(throws: (any Error).self) { try JSONValue.parse(text) }
     }
 
     @Test func deepNestingIsAnErrorNotACrash() {

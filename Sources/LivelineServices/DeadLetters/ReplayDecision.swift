@@ -75,7 +75,7 @@ public enum ReplayDecision: Sendable, Hashable {
             return .skip(.unreadable)
         }
         if job.event == .start, let lastApplied, lastApplied > job.sequence, let state = activity.contentState,
-            let current = try? JSONValue.parse(Data(state.utf8))
+            let current = try? JSONValue.parse(state)
         {
             fields["content-state"] = current
             notes.append("current state of \(RFC3339.format(EventTime(millisecondsSince1970: lastApplied)))")

@@ -26,7 +26,7 @@ extension ActivityState {
     /// and push timestamp (schema version 1) get them derived: the status from the stored
     /// content-state (typed domains), the timestamp from the last event's second. A used
     /// push-to-start token is left out, which is what stops a second start.
-    init(stored: StoredActivity, domain: DomainConfiguration?) {
+    init(stored: StoredActivity, kind: DomainKind?) {
         let record = stored.activity
         var snapshot: ActivitySnapshot?
         if let record, let lastEventAt = record.lastEventAt {
@@ -35,7 +35,7 @@ extension ActivityState {
                 id: record.id, domain: record.domain, attributesType: record.attributesType, userId: record.userID,
                 attributes: record.attributes.flatMap(Self.json),
                 lastContentState: contentState,
-                lastStatus: record.lastStatus ?? domain.flatMap { Self.status(in: contentState, kind: $0.kind) },
+                lastStatus: record.lastStatus ?? kind.flatMap { Self.status(in: contentState, kind: $0) },
                 lastEventId: record.lastEventID,
                 lastEventTime: EventTime(lastEventAt),
                 lastPushTimestamp: record.lastPushTimestamp ?? EventTime(lastEventAt).unixSeconds,
@@ -62,7 +62,7 @@ extension ActivityState {
     }
 
     private static func json(_ text: String) -> JSONValue? {
-        try? JSONValue.parse(Data(text.utf8))
+        try? JSONValue.parse(text)
     }
 
     /// The content-state key that holds the status of a typed domain (DomainKind's docs).

@@ -59,9 +59,11 @@ struct BatchPlan: Sendable {
         self.now = now
         self.shared = shared
         var states: [String: ActivityState] = [:]
+        states.reserveCapacity(stored.count)
+        entries.reserveCapacity(stored.count)
         for (activityId, snapshot) in stored {
-            let domain = snapshot.activity.flatMap { translator.domain(named: $0.domain) }
-            var state = ActivityState(stored: snapshot, domain: domain)
+            let kind = snapshot.activity.flatMap { translator.kind(ofDomain: $0.domain) }
+            var state = ActivityState(stored: snapshot, kind: kind)
             if let carried = previous?.states[activityId], Self.carries(carried.snapshot, over: state.snapshot) {
                 // Tokens and preferences stay as loaded (the api may have changed them); the
                 // budget is the previous batch's, whose spending may not be stored yet.
