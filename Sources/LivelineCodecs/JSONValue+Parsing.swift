@@ -353,6 +353,11 @@ package struct JSONKey {
         }
     }
 
+    /// Lets a `switch` over a key match names: `case "id":`.
+    @inlinable @inline(__always) package static func ~= (name: StaticString, key: JSONKey) -> Bool {
+        key == name
+    }
+
     /// Whether the key is `name`, compared byte for byte.
     @inlinable @inline(__always) package static func == (key: JSONKey, name: StaticString) -> Bool {
         let expected = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)

@@ -97,22 +97,21 @@ private enum Unwrap {
     }
 
     static func integer<T: FixedWidthInteger>(_ value: JSONValue, as type: T.Type, at location: Location) throws -> T {
-        let converted: T?
         switch value {
-        case .integer(let number): converted = T(exactly: number)
-        case .double(let number): converted = T(exactly: number)
-        default: throw mismatch(T.self, value, location)
+        case .integer(let number):
+            if let converted = T(exactly: number) { return converted }
+            throw doesNotFit(number, T.self, location)
+        case .double(let number):
+            if let converted = T(exactly: number) { return converted }
+            throw doesNotFit(number, T.self, location)
+        default:
+            throw mismatch(T.self, value, location)
         }
-        guard let converted else {
-            let text = switch value {
-            case .integer(let number): "\(number)"
-            case .double(let number): "\(number)"
-            default: ""
-            }
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: location.path, debugDescription: "Parsed JSON number <\(text)> does not fit in \(T.self)."))
-        }
-        return converted
+    }
+
+    /// A number outside its type's range; its text is formatted only for this error.
+    static func doesNotFit(_ number: some CustomStringConvertible, _ type: Any.Type, _ location: Location) -> DecodingError {
+        .dataCorrupted(.init(codingPath: location.path, debugDescription: "Parsed JSON number <\(number)> does not fit in \(type)."))
     }
 
     /// `valueNotFound` for `null`, `typeMismatch` for any other kind, as `JSONDecoder` reports them.

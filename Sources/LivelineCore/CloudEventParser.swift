@@ -77,15 +77,17 @@ public struct CloudEventParser: Sendable {
             }
             try reader.keyedMembers(depth: 0) { key, reader in
                 let value = try reader.value(depth: 1)
-                if key == "specversion" { specversion = value
-                } else if key == "id" { id = value
-                } else if key == "source" { source = value
-                } else if key == "type" { type = value
-                } else if key == "subject" { subject = value
-                } else if key == "time" { time = value
-                } else if key == "datacontenttype" { datacontenttype = value
-                } else if key == "data" { data = value
-                } else if key == "data_base64" { hasBase64Data = true
+                switch key {
+                case "specversion": specversion = value
+                case "id": id = value
+                case "source": source = value
+                case "type": type = value
+                case "subject": subject = value
+                case "time": time = value
+                case "datacontenttype": datacontenttype = value
+                case "data": data = value
+                case "data_base64": hasBase64Data = true
+                default: break
                 }
             }
         }

@@ -34,6 +34,22 @@ struct JSONValueDecoderTests {
         }
     }
 
+    /// A number out of its type's range names itself, the type and where it was.
+    @Test func aNumberThatDoesNotFitSaysSo() {
+        struct Small: Codable { var level: UInt8 }
+        for (value, text) in [(JSONValue.integer(300), "300"), (.double(1_000), "1000.0"), (.integer(-1), "-1")] {
+            do {
+                _ = try JSONValueDecoder().decode(Small.self, from: .object(["level": value]))
+                Issue.record("\(text) decoded into a UInt8")
+            } catch DecodingError.dataCorrupted(let context) {
+                #expect(context.debugDescription == "Parsed JSON number <\(text)> does not fit in UInt8.")
+                #expect(context.codingPath.map(\.stringValue) == ["level"])
+            } catch {
+                Issue.record("\(text): \(error)")
+            }
+        }
+    }
+
     /// Every member of a valid value removed, nulled, and replaced by each kind of JSON value.
     func mutations(of value: JSONValue) -> [JSONValue] {
         guard case .object(let members) = value else { return [] }
