@@ -23,25 +23,15 @@ package struct JSONValueDecoder {
     package init() {}
 
     package func decode<Model: Decodable>(_ type: Model.Type, from value: JSONValue) throws -> Model {
-        try Unwrap.value(value, as: type, at: Location(parent: [], key: nil))
+        try Unwrap.value(value, as: type, at: CodingLocation.root)
     }
-}
-
-/// Where a value sits: its container's coding path and its key or index there. The path is
-/// built only when an error or a nested container needs it; building it for every field
-/// decoded cost an array allocation each.
-private struct Location {
-    var parent: [any CodingKey]
-    var key: (any CodingKey)?
-
-    var path: [any CodingKey] { key.map { parent + [$0] } ?? parent }
 }
 
 /// Turns one JSON value into one Swift value, with `JSONDecoder`'s rules and errors.
 private enum Unwrap {
     /// The special types are told apart by comparing metatypes, which costs a compare;
     /// a cast of the generic type costs a runtime call for every value decoded.
-    static func value<T: Decodable>(_ value: JSONValue, as type: T.Type, at location: Location) throws -> T {
+    static func value<T: Decodable>(_ value: JSONValue, as type: T.Type, at location: CodingLocation) throws -> T {
         if type == Data.self {
             let text = try string(value, at: location)
             guard let data = Data(base64Encoded: text) else {
@@ -70,17 +60,17 @@ private enum Unwrap {
         return try T(from: DecoderView(value: value, location: location))
     }
 
-    static func bool(_ value: JSONValue, at location: Location) throws -> Bool {
+    static func bool(_ value: JSONValue, at location: CodingLocation) throws -> Bool {
         guard case .bool(let flag) = value else { throw mismatch(Bool.self, value, location) }
         return flag
     }
 
-    static func string(_ value: JSONValue, at location: Location) throws -> String {
+    static func string(_ value: JSONValue, at location: CodingLocation) throws -> String {
         guard case .string(let text) = value else { throw mismatch(String.self, value, location) }
         return text
     }
 
-    static func double(_ value: JSONValue, at location: Location) throws -> Double {
+    static func double(_ value: JSONValue, at location: CodingLocation) throws -> Double {
         switch value {
         case .integer(let number): return Double(number)
         case .double(let number): return number
@@ -88,7 +78,7 @@ private enum Unwrap {
         }
     }
 
-    static func float(_ value: JSONValue, at location: Location) throws -> Float {
+    static func float(_ value: JSONValue, at location: CodingLocation) throws -> Float {
         let number = try double(value, at: location)
         guard number.magnitude <= Double(Float.greatestFiniteMagnitude) else {
             throw DecodingError.dataCorrupted(.init(codingPath: location.path, debugDescription: "Parsed JSON number <\(number)> does not fit in Float."))
@@ -96,7 +86,7 @@ private enum Unwrap {
         return Float(number)
     }
 
-    static func integer<T: FixedWidthInteger>(_ value: JSONValue, as type: T.Type, at location: Location) throws -> T {
+    static func integer<T: FixedWidthInteger>(_ value: JSONValue, as type: T.Type, at location: CodingLocation) throws -> T {
         switch value {
         case .integer(let number):
             if let converted = T(exactly: number) { return converted }
@@ -110,12 +100,12 @@ private enum Unwrap {
     }
 
     /// A number outside its type's range; its text is formatted only for this error.
-    static func doesNotFit(_ number: some CustomStringConvertible, _ type: Any.Type, _ location: Location) -> DecodingError {
+    static func doesNotFit(_ number: some CustomStringConvertible, _ type: Any.Type, _ location: CodingLocation) -> DecodingError {
         .dataCorrupted(.init(codingPath: location.path, debugDescription: "Parsed JSON number <\(number)> does not fit in \(type)."))
     }
 
     /// `valueNotFound` for `null`, `typeMismatch` for any other kind, as `JSONDecoder` reports them.
-    static func mismatch(_ type: Any.Type, _ value: JSONValue, _ location: Location) -> DecodingError {
+    static func mismatch(_ type: Any.Type, _ value: JSONValue, _ location: CodingLocation) -> DecodingError {
         if case .null = value {
             return .valueNotFound(type, .init(codingPath: location.path, debugDescription: "Cannot get value of type \(type) -- found null value instead"))
         }
@@ -132,7 +122,7 @@ private struct IndexKey: CodingKey {
 
 private struct DecoderView: Decoder {
     let value: JSONValue
-    let location: Location
+    let location: CodingLocation
     var codingPath: [any CodingKey] { location.path }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -167,7 +157,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return value
     }
 
-    private func at(_ key: Key) -> Location { Location(parent: codingPath, key: key) }
+    private func at(_ key: Key) -> CodingLocation { CodingLocation(parent: codingPath, key: key) }
 
     func decodeNil(forKey key: Key) throws -> Bool { try member(key) == .null }
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try Unwrap.bool(member(key), at: at(key)) }
@@ -195,7 +185,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        DecoderView(value: members[SuperKey.super.stringValue] ?? .null, location: Location(parent: codingPath, key: SuperKey.super))
+        DecoderView(value: members[SuperKey.super.stringValue] ?? .null, location: CodingLocation(parent: codingPath, key: SuperKey.super))
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
@@ -218,10 +208,10 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     var count: Int? { items.count }
     var isAtEnd: Bool { currentIndex >= items.count }
 
-    private var location: Location { Location(parent: codingPath, key: IndexKey(intValue: currentIndex)) }
+    private var location: CodingLocation { CodingLocation(parent: codingPath, key: IndexKey(intValue: currentIndex)) }
 
     /// The next item, consumed once `read` returns.
-    private mutating func next<T>(_ type: T.Type, _ read: (JSONValue, Location) throws -> T) throws -> T {
+    private mutating func next<T>(_ type: T.Type, _ read: (JSONValue, CodingLocation) throws -> T) throws -> T {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(type, .init(codingPath: location.path, debugDescription: "Unkeyed container is at end."))
         }
@@ -270,7 +260,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
 private struct SingleValueContainer: SingleValueDecodingContainer {
     let value: JSONValue
-    let location: Location
+    let location: CodingLocation
     var codingPath: [any CodingKey] { location.path }
 
     func decodeNil() -> Bool { value == .null }

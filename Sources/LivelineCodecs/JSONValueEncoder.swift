@@ -13,7 +13,7 @@ package struct JSONValueEncoder {
     package init() {}
 
     package func encode<Model: Encodable>(_ model: Model) throws -> JSONValue {
-        let root = Node(parentPath: [], key: nil)
+        let root = Node(location: .root)
         try root.encodeValue(model)
         return root.materialize()
     }
@@ -42,17 +42,13 @@ private final class Node {
     var value = JSONValue.null
     var members: [String: Child] = [:]
     var items: [Child] = []
-    /// The node's coding path in two parts, joined only when asked for (by an error, or by a
-    /// model that reads it): joining them for every field was an array allocation each.
-    let parentPath: [any CodingKey]
-    let key: (any CodingKey)?
+    let location: CodingLocation
 
-    init(parentPath: [any CodingKey], key: (any CodingKey)?) {
-        self.parentPath = parentPath
-        self.key = key
+    init(location: CodingLocation) {
+        self.location = location
     }
 
-    var codingPath: [any CodingKey] { key.map { parentPath + [$0] } ?? parentPath }
+    var codingPath: [any CodingKey] { location.path }
 
     func set(_ value: JSONValue) {
         kind = .value
@@ -83,7 +79,7 @@ private final class Node {
     }
 
     func child(forKey key: any CodingKey) -> Node {
-        let node = Node(parentPath: codingPath, key: key)
+        let node = Node(location: CodingLocation(parent: codingPath, key: key))
         kind = .object
         members[key.stringValue] = .node(node)
         return node
@@ -95,7 +91,7 @@ private final class Node {
     }
 
     func appendChild() -> Node {
-        let node = Node(parentPath: codingPath, key: IndexKey(intValue: items.count))
+        let node = Node(location: CodingLocation(parent: codingPath, key: IndexKey(intValue: items.count)))
         kind = .array
         items.append(.node(node))
         return node
@@ -112,10 +108,10 @@ private final class Node {
         guard double.isFinite else {
             throw EncodingError.invalidValue(double, .init(codingPath: codingPath(), debugDescription: "\(double) is not valid JSON"))
         }
-        // The shortest form has a fraction exactly when the double has one, and is plain
-        // digits below 2^53 (9.007e15); only larger whole numbers need their text read.
+        // Only whole numbers past 2^53 need their text read: the shortest form has a fraction
+        // exactly when the double has one.
+        if let whole = double.plainWholeNumber { return .integer(whole) }
         if double.rounded(.towardZero) != double { return .double(double) }
-        if double.magnitude < 9e15 { return .integer(Int64(double)) }
         let text = double.description
         if text.hasSuffix(".0"), let whole = Int64(text.dropLast(2)) { return .integer(whole) }
         return .double(double)

@@ -96,11 +96,9 @@ package struct JSONWriter {
     /// in practice, and a `null` fails the model's decoding loudly).
     package mutating func double(_ number: Double) {
         guard number.isFinite else { return raw("null") }
-        // A whole number below 2^53 prints as its digits and ".0": written as the integer
-        // without formatting the double (relevance scores are mostly whole).
-        if number.rounded(.towardZero) == number, number.magnitude < 9e15, number.sign == .plus || number != 0 {
-            return integer(Int64(number))
-        }
+        // Written as the integer without formatting the double (relevance scores are mostly
+        // whole); -0.0 is left to its text, "-0", as JSONEncoder writes it.
+        if let whole = number.plainWholeNumber, number.sign == .plus || number != 0 { return integer(whole) }
         var text = number.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         bytes.append(contentsOf: text.utf8)
