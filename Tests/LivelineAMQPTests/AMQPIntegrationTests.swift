@@ -150,6 +150,51 @@ struct AMQPIntegrationTests {
         }
     }
 
+    /// A trickle taken in batches: once a linger ran its course, the owner thread leaves the
+    /// socket unread through the next (DeliveryBuffer). Every message still arrives once and
+    /// in order, the acks made meanwhile reach the broker, and a message after the trickle
+    /// is not held back.
+    @Test func aTrickleTakenInBatchesArrivesWholeAndItsAcksAreSent() async throws {
+        try await withBroker {
+            let publisher = try await Broker.connect()
+            let queue = Broker.unique("trickle")
+            try await publisher.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
+            let connection = try await Broker.connect()
+            let consumer = try await connection.consume(queue: queue, prefetch: 100)
+            let count = 100
+            let trickle = Task {
+                for index in 0..<count {
+                    try await publisher.publish(message("t\(index)", to: queue))
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+            }
+            var bodies: [String] = []
+            var batches = 0
+            while bodies.count < count {
+                let batch = try #require(try await consumer.nextBatch(maxSize: 500, linger: .milliseconds(20), quiet: .milliseconds(10)))
+                bodies += batch.map { String(decoding: $0.body, as: UTF8.self) }
+                batches += 1
+                for delivery in batch { delivery.ack() }
+            }
+            try await trickle.value
+            #expect(bodies == (0..<count).map { "t\($0)" })
+            #expect(batches < count / 2, "the trickle was batched: \(batches) batches")
+            try await eventually("the acks applied") { try await publisher.messageCount(queue: queue) == 0 }
+
+            try await Task.sleep(for: .milliseconds(200))
+            let sent = ContinuousClock.now
+            try await publisher.publish(message("after", to: queue))
+            let after = try #require(try await consumer.nextBatch(maxSize: 500, linger: .milliseconds(20), quiet: .milliseconds(10)))
+            #expect(after.map { String(decoding: $0.body, as: UTF8.self) } == ["after"])
+            #expect(ContinuousClock.now - sent < .seconds(2))
+            after.forEach { $0.ack() }
+            await consumer.close()
+            try await connection.delete(queue: queue)
+            await connection.close()
+            await publisher.close()
+        }
+    }
+
     @Test func unackedMessagesAreRedeliveredAfterTheChannelCloses() async throws {
         try await withBroker {
             let connection = try await Broker.connect()

@@ -52,7 +52,7 @@ import Testing
     /// The deadline a lingering take named, once it waits.
     func lingering(_ buffer: DeliveryBuffer) async throws -> ContinuousClock.Instant {
         while true {
-            if let deadline = buffer.lingerDeadline { return deadline }
+            if let deadline = buffer.lingerWait?.deadline { return deadline }
             try await Task.sleep(for: .milliseconds(5))
         }
     }
@@ -63,7 +63,7 @@ import Testing
         let batch = Task { try await buffer.take(atMost: 10, linger: .seconds(3600)) }
         _ = try await lingering(buffer)
         buffer.yield(delivery(2))
-        buffer.tick(now: try #require(buffer.lingerDeadline))
+        buffer.tick(now: try #require(buffer.lingerWait?.deadline))
         #expect(tags(try await batch.value) == [1, 2])
     }
 
@@ -134,10 +134,66 @@ import Testing
         let due = try await lingering(buffer)
         #expect(due > .now + .seconds(1700) && due <= .now + .seconds(1800))
         buffer.tick(now: due - .seconds(1))
-        #expect(buffer.lingerDeadline == due, "a tick before the deadline leaves it waiting")
+        #expect(buffer.lingerWait?.deadline == due, "a tick before the deadline leaves it waiting")
         buffer.tick(now: due)
         #expect(tags(try await batch.value) == [1])
-        #expect(buffer.lingerDeadline == nil)
+        #expect(buffer.lingerWait == nil)
+    }
+
+    /// A linger that ran to its end with deliveries arriving and its batch short marks a
+    /// trickle: the next linger lets the owner thread leave the socket unread until its end.
+    /// One that a quiet step ended, or a full batch, does not.
+    @Test func aLingerThatRanItsCourseLetsTheNextOneLeaveTheSocketUnread() async throws {
+        let buffer = DeliveryBuffer()
+        // One step as long as the linger: its deadline is the linger's end.
+        func take() -> Task<[AMQPDelivery]?, any Error> {
+            Task { try await buffer.take(atMost: 3, linger: .seconds(3600), quiet: .seconds(3600)) }
+        }
+
+        buffer.yield(delivery(1))
+        var batch = take()
+        var wait = try #require(try await lingerWait(buffer))
+        #expect(!wait.readsMayWait, "no linger ran before: the socket is watched")
+        buffer.yield(delivery(2))
+        buffer.tick(now: wait.deadline)
+        #expect(tags(try await batch.value) == [1, 2])
+
+        buffer.yield(delivery(3))
+        batch = take()
+        wait = try #require(try await lingerWait(buffer))
+        #expect(wait.readsMayWait, "the last linger ran its course on a trickle")
+        #expect(wait.deadline > .now + .seconds(3500), "the owner sleeps to the linger's end")
+        // The trickle stopped: nothing came during this linger.
+        buffer.tick(now: wait.deadline)
+        #expect(tags(try await batch.value) == [3])
+
+        buffer.yield(delivery(4))
+        batch = take()
+        wait = try #require(try await lingerWait(buffer))
+        #expect(!wait.readsMayWait, "nothing arrived during the last linger")
+        buffer.yield(delivery(5))
+        buffer.tick(now: wait.deadline)
+        #expect(tags(try await batch.value) == [4, 5])
+
+        buffer.yield(delivery(6))
+        batch = take()
+        wait = try #require(try await lingerWait(buffer))
+        #expect(wait.readsMayWait)
+        buffer.yield(delivery(7))
+        buffer.yield(delivery(8))
+        #expect(tags(try await batch.value) == [6, 7, 8], "a full batch ends the linger at once")
+        buffer.yield(delivery(9))
+        batch = take()
+        wait = try #require(try await lingerWait(buffer))
+        #expect(!wait.readsMayWait, "a batch that filled is no trickle")
+        buffer.tick(now: wait.deadline)
+        #expect(tags(try await batch.value) == [9])
+    }
+
+    /// What a lingering take asks of the owner thread, once it waits.
+    func lingerWait(_ buffer: DeliveryBuffer) async throws -> DeliveryBuffer.LingerWait? {
+        _ = try await lingering(buffer)
+        return buffer.lingerWait
     }
 
     @Test func theOwnerSleepsWholeMillisecondsUntilADeadline() {

@@ -324,13 +324,22 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         let heartbeatMS = Int32(configuration.heartbeat.seconds * 1000)
         let idle = heartbeatMS > 0 ? min(1000, max(50, heartbeatMS / 4)) : 1000
         var timeout: Int32 = closing ? 50 : (hasUnsettledDeliveries ? 2 : idle)
-        // A batch lingering in a consumer's buffer ends on this thread (DeliveryBuffer).
+        // A batch lingering in a consumer's buffer ends on this thread (DeliveryBuffer). When
+        // every consumer lingers on a trickle and no publish awaits the broker, the socket
+        // waits for the lingers' end, and so do the acks queued meanwhile.
         let now = clock.now
+        var readsWait = !closing && !machine.consumers.isEmpty && machine.unconfirmedCount == 0 && !machine.hasWaitingPublishes
+        var lingerTimeout = idle
         for record in machine.consumers {
-            guard let deadline = record.deliveries.lingerDeadline else { continue }
-            timeout = min(timeout, Self.milliseconds(until: deadline, now: now))
+            guard let wait = record.deliveries.lingerWait else {
+                readsWait = false
+                continue
+            }
+            lingerTimeout = min(lingerTimeout, Self.milliseconds(until: wait.deadline, now: now))
+            readsWait = readsWait && wait.readsMayWait
         }
-        _ = poll(&fds, 2, timeout)
+        timeout = readsWait ? lingerTimeout : min(timeout, lingerTimeout)
+        _ = poll(&fds, readsWait ? 1 : 2, timeout)
         mailbox.withLock { $0.sleeping = false }
         if fds[0].revents & Int16(POLLIN) != 0 { drainWake() }
         if fds[1].revents & Int16(POLLIN) != 0 { machine.inboundActivity(now: clock.now) }
