@@ -23,7 +23,8 @@ public struct TranslatorSettings: Sendable, Hashable {
     public var linger: Duration
     /// A lingering batch waits in steps this long, and stops after a step in which no event
     /// arrived. Default 2 ms: a steady stream publishes more often than that, and a burst
-    /// that arrived whole waits one step.
+    /// that arrived whole waits one step. After a batch that lingered to the end and still
+    /// was not full, the next waits the whole linger, reading the socket once at its end.
     public var lingerQuiet: Duration
     /// Publish attempts per batch for retriable failures (a full queue's `basic.nack`)
     /// before the batch is requeued. Default 3.
