@@ -187,10 +187,11 @@ final class Pipeline: @unchecked Sendable {
     @discardableResult
     func startWorker(_ role: String) async throws -> Worker {
         let index = workers.filter { $0.role == role }.count + 1
+        let opsPort = try LoopbackPort.free(from: nextOpsPort)
         let worker = try Worker.start(
             role: role, name: "\(role)-\(index)", executable: executable, environment: environment,
-            opsPort: nextOpsPort, logDirectory: work)
-        nextOpsPort += 1
+            opsPort: opsPort, logDirectory: work)
+        nextOpsPort = opsPort + 1
         _ = Self.interruption
         Self.children.withLock { _ = $0.insert(worker.pid) }
         workers.append(worker)

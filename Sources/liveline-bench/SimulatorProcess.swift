@@ -69,7 +69,7 @@ final class SimulatorProcess: PushReceiver, @unchecked Sendable {
     ) async throws -> SimulatorProcess {
         let keyFile = work.appendingPathComponent("apns-sim-key.pem")
         try publicKeyPEM.write(to: keyFile, atomically: true, encoding: .utf8)
-        let port = try freeLoopbackPort()
+        let port = try LoopbackPort.free()
         let process = try ChildProcess.start(
             executable,
             arguments: [
@@ -146,24 +146,5 @@ final class SimulatorProcess: PushReceiver, @unchecked Sendable {
     func stop() async {
         _ = await process.terminate(grace: .seconds(10))
         try? await client.shutdown()
-    }
-
-    /// A port nothing listens on now: the kernel's choice for a socket bound to port 0.
-    private static func freeLoopbackPort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw BenchError("socket(): errno \(errno)") }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
-            }
-        }
-        guard bound else { throw BenchError("bind() to a free loopback port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
