@@ -49,10 +49,10 @@ import Testing
         }
     }
 
-    /// The deadline a lingering take named, once it waits.
-    func lingering(_ buffer: DeliveryBuffer) async throws -> ContinuousClock.Instant {
+    /// What a lingering take asks of the owner thread, once it waits.
+    func lingering(_ buffer: DeliveryBuffer) async throws -> DeliveryBuffer.LingerWait {
         while true {
-            if let deadline = buffer.lingerWait?.deadline { return deadline }
+            if let wait = buffer.lingerWait { return wait }
             try await Task.sleep(for: .milliseconds(5))
         }
     }
@@ -131,7 +131,7 @@ import Testing
         buffer.yield(delivery(1))
         let batch = Task { try await buffer.take(atMost: 10, linger: .seconds(3600), quiet: .seconds(1800)) }
         // A quiet step after the last delivery.
-        let due = try await lingering(buffer)
+        let due = try await lingering(buffer).deadline
         #expect(due > .now + .seconds(1700) && due <= .now + .seconds(1800))
         buffer.tick(now: due - .seconds(1))
         #expect(buffer.lingerWait?.deadline == due, "a tick before the deadline leaves it waiting")
@@ -152,7 +152,7 @@ import Testing
 
         buffer.yield(delivery(1))
         var batch = take()
-        var wait = try #require(try await lingerWait(buffer))
+        var wait = try await lingering(buffer)
         #expect(!wait.readsMayWait, "no linger ran before: the socket is watched")
         buffer.yield(delivery(2))
         buffer.tick(now: wait.deadline)
@@ -160,7 +160,7 @@ import Testing
 
         buffer.yield(delivery(3))
         batch = take()
-        wait = try #require(try await lingerWait(buffer))
+        wait = try await lingering(buffer)
         #expect(wait.readsMayWait, "the last linger ran its course on a trickle")
         #expect(wait.deadline > .now + .seconds(3500), "the owner sleeps to the linger's end")
         // The trickle stopped: nothing came during this linger.
@@ -169,7 +169,7 @@ import Testing
 
         buffer.yield(delivery(4))
         batch = take()
-        wait = try #require(try await lingerWait(buffer))
+        wait = try await lingering(buffer)
         #expect(!wait.readsMayWait, "nothing arrived during the last linger")
         buffer.yield(delivery(5))
         buffer.tick(now: wait.deadline)
@@ -177,23 +177,17 @@ import Testing
 
         buffer.yield(delivery(6))
         batch = take()
-        wait = try #require(try await lingerWait(buffer))
+        wait = try await lingering(buffer)
         #expect(wait.readsMayWait)
         buffer.yield(delivery(7))
         buffer.yield(delivery(8))
         #expect(tags(try await batch.value) == [6, 7, 8], "a full batch ends the linger at once")
         buffer.yield(delivery(9))
         batch = take()
-        wait = try #require(try await lingerWait(buffer))
+        wait = try await lingering(buffer)
         #expect(!wait.readsMayWait, "a batch that filled is no trickle")
         buffer.tick(now: wait.deadline)
         #expect(tags(try await batch.value) == [9])
-    }
-
-    /// What a lingering take asks of the owner thread, once it waits.
-    func lingerWait(_ buffer: DeliveryBuffer) async throws -> DeliveryBuffer.LingerWait? {
-        _ = try await lingering(buffer)
-        return buffer.lingerWait
     }
 
     @Test func theOwnerSleepsWholeMillisecondsUntilADeadline() {
