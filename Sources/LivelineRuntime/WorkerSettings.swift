@@ -23,7 +23,7 @@ public struct WorkerSettings: Sendable {
     /// `liveline.translator.jobs-per-message`, default 16: the most jobs of one event the
     /// translator puts in one message (a game's start for its audience); 1 sends each alone.
     public var jobsPerMessage: Int
-    /// `liveline.translator.linger-ms`, default 5: the longest a batch that is not full
+    /// `liveline.translator.linger-ms`, default 10: the longest a batch that is not full
     /// waits for more events while they keep coming (``TranslatorSettings/linger``). Larger
     /// batches cost less CPU per event at moderate rates, and wait that much longer.
     public var lingerMilliseconds: Int

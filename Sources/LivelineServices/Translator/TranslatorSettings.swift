@@ -16,10 +16,11 @@ public struct TranslatorSettings: Sendable, Hashable {
     /// The longest a batch that is not full waits for more events once its first arrived;
     /// under a backlog batches are full and never wait. It waits only while events keep
     /// coming: it stops at the first ``lingerQuiet`` in which none arrived, so a burst that
-    /// arrived whole is not held back. Default 5 ms (`liveline.translator.linger-ms`).
-    /// Measured at 1,000 events/s against a plain 1 ms wait, the old default: 18-29 % less
-    /// translator CPU per event from a steady producer and 13-17 % from bursts, for 2-3 ms
-    /// more at the median (docs/PERFORMANCE.md).
+    /// arrived whole is not held back. Default 10 ms (`liveline.translator.linger-ms`).
+    /// At a steady 1,000 events/s, against 5 ms: 20-29 % less translator CPU per event and
+    /// about 20 % less sender CPU, for 3.5 ms more at the median and a p99 of 17-18 ms
+    /// instead of 12 (15 ms brought the p99 to 22-24 ms, too near issue 17's 25 ms);
+    /// docs/PERFORMANCE.md.
     public var linger: Duration
     /// A lingering batch waits in steps this long, and stops after a step in which no event
     /// arrived. Default 2 ms: a steady stream publishes more often than that, and a burst
@@ -54,7 +55,7 @@ public struct TranslatorSettings: Sendable, Hashable {
 
     /// Creates settings; every argument has the documented default.
     public init(
-        prefetch: UInt16 = 1_500, maxBatchSize: Int = 250, linger: Duration = .milliseconds(5),
+        prefetch: UInt16 = 1_500, maxBatchSize: Int = 250, linger: Duration = .milliseconds(10),
         lingerQuiet: Duration = .milliseconds(2),
         publishAttempts: Int = 3, publishRetryDelay: Duration = .milliseconds(200),
         failureBackoff: Duration = .milliseconds(500), budgetWindowSeconds: Double = 3_600,
