@@ -3,8 +3,8 @@ extension AMQPConsumer {
     /// for the first and then, while fewer than `maxSize` are there, at most `linger` for
     /// stragglers, as long as some arrive in every `quiet` step (by default the whole
     /// linger is one step). After a batch that lingered to the end and still was short, the
-    /// next lingers to the end too, counted from the call rather than from its first
-    /// delivery: the connection reads its socket once then, not at every delivery.
+    /// next lingers to the end too: the connection reads its socket once then, not at every
+    /// delivery.
     ///
     /// Nil once the consumer ended (cancelled, or the connection closed) and every delivery
     /// was handed out, or when the calling task is cancelled; throws the consumer's error

@@ -19,11 +19,8 @@ import Synchronization
 /// short, arrivals are too slow to fill a batch, and the owner leaves the socket unread until
 /// the next linger ends. At a steady 1,000 events/s that is one wake-up a batch instead of
 /// one a delivery (the translator's consuming thread took a quarter of its CPU, most of it
-/// in switching). On a trickle the next linger starts with the take, so the owner does not
-/// wake for the batch's first delivery either; a linger that ends with nothing buffered
-/// hands the take back to waiting for a first delivery, and the socket to being watched.
-/// The price: a trickle that stops holds its last batch for the whole linger, not one quiet
-/// step.
+/// in switching). The price: a trickle that stops holds its last batch for the whole linger,
+/// not one quiet step.
 final class DeliveryBuffer: Sendable {
     private struct State {
         var items: [AMQPDelivery] = []
@@ -32,9 +29,6 @@ final class DeliveryBuffer: Sendable {
         /// Whether the last linger ran to its end, deliveries arriving through it, and its
         /// batch was still short.
         var trickle = false
-        /// Whether a linger begun with nothing buffered ended so, its take waiting on for a
-        /// first delivery: that delivery lingers as any other.
-        var lingerEndedEmpty = false
         var waiter: CheckedContinuation<Void, Never>?
         /// What the waiting take lingers for; nil while it waits for a first delivery.
         var linger: Linger?
@@ -62,12 +56,6 @@ final class DeliveryBuffer: Sendable {
                     return nil
                 }
                 trickle = linger.wasTrickle(buffered: items.count, arrived: arrived, now: now)
-                if items.isEmpty {
-                    // The trickle stopped: wait on, with the socket watched again.
-                    self.linger = nil
-                    lingerEndedEmpty = true
-                    return nil
-                }
             } else if items.isEmpty {
                 return nil
             }
@@ -129,8 +117,7 @@ final class DeliveryBuffer: Sendable {
         case items([AMQPDelivery])
         case finished((any Error)?)
         case linger(arrived: Int)
-        /// Nothing buffered; on a trickle, with the deliveries appended so far.
-        case wait(trickle: Int?)
+        case wait
     }
 
     private let state = Mutex(State())
@@ -194,15 +181,12 @@ final class DeliveryBuffer: Sendable {
         while true {
             let taken = state.withLock { state -> Take in
                 if !state.items.isEmpty {
-                    let lingeredOver = lingered && !state.lingerEndedEmpty
-                    state.lingerEndedEmpty = false
-                    guard !lingeredOver, linger > .zero, !state.finished, state.items.count < maximum, !Task.isCancelled else {
+                    guard !lingered, linger > .zero, !state.finished, state.items.count < maximum, !Task.isCancelled else {
                         return .items(state.take(atMost: maximum))
                     }
                     return .linger(arrived: state.arrived)
                 }
-                if state.finished { return .finished(state.error) }
-                return .wait(trickle: state.trickle ? state.arrived : nil)
+                return state.finished ? .finished(state.error) : .wait
             }
             var lingering: Linger?
             switch taken {
@@ -214,15 +198,7 @@ final class DeliveryBuffer: Sendable {
                 lingering = Linger(
                     maximum: maximum, linger: linger, quiet: min(quiet ?? linger, linger), now: .now, arrived: arrived)
                 lingered = true
-            case .wait(let trickle):
-                // On a trickle the linger starts with the take, not with its first delivery,
-                // so the owner thread sleeps to its end instead of waking for that delivery
-                // too (and the take with it): one wake-up a batch instead of two.
-                if let arrived = trickle, linger > .zero {
-                    lingering = Linger(
-                        maximum: maximum, linger: linger, quiet: min(quiet ?? linger, linger), now: .now, arrived: arrived)
-                    lingered = true
-                }
+            case .wait: break
             }
             if Task.isCancelled { return nil }
             await withTaskCancellationHandler {

@@ -190,48 +190,6 @@ import Testing
         #expect(tags(try await batch.value) == [9])
     }
 
-    /// On a trickle the next take lingers from its start, so the owner thread sleeps to the
-    /// linger's end instead of waking for the batch's first delivery; when nothing came by
-    /// then, the take waits for a first delivery, which lingers as any other.
-    @Test func onATrickleTheNextLingerStartsWithTheTake() async throws {
-        let buffer = DeliveryBuffer()
-        func take() -> Task<[AMQPDelivery]?, any Error> {
-            Task { try await buffer.take(atMost: 10, linger: .seconds(3600), quiet: .seconds(3600)) }
-        }
-
-        buffer.yield(delivery(1))
-        var batch = take()
-        var wait = try await lingering(buffer)
-        buffer.yield(delivery(2))
-        buffer.tick(now: wait.deadline)
-        #expect(tags(try await batch.value) == [1, 2], "a linger that ran its course on a trickle")
-
-        let taken = ContinuousClock.now
-        batch = take()
-        wait = try await lingering(buffer)
-        #expect(wait.readsMayWait, "nothing buffered, yet the take lingers")
-        #expect(wait.deadline >= taken + .seconds(3600), "from the take, not from a first delivery")
-        buffer.yield(delivery(3))
-        buffer.yield(delivery(4))
-        buffer.tick(now: wait.deadline - .seconds(1))
-        #expect(buffer.lingerWait == wait, "held to the linger's end")
-        buffer.tick(now: wait.deadline)
-        #expect(tags(try await batch.value) == [3, 4])
-
-        // The trickle stopped: the next linger ends empty and the take waits for a delivery.
-        batch = take()
-        wait = try await lingering(buffer)
-        #expect(wait.readsMayWait)
-        buffer.tick(now: wait.deadline)
-        #expect(buffer.lingerWait == nil, "the take waits on for a first delivery")
-        buffer.yield(delivery(5))
-        wait = try await lingering(buffer)
-        #expect(!wait.readsMayWait, "no trickle now: the socket is watched")
-        buffer.yield(delivery(6))
-        buffer.tick(now: wait.deadline)
-        #expect(tags(try await batch.value) == [5, 6], "the first delivery lingered, not handed out alone")
-    }
-
     @Test func theOwnerSleepsWholeMillisecondsUntilADeadline() {
         let now = ContinuousClock.now
         #expect(ConnectionDriver.milliseconds(until: now + .microseconds(1_200), now: now) == 2, "rounded up")
