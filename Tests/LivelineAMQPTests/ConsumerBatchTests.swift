@@ -49,12 +49,14 @@ import Testing
         }
     }
 
-    /// What a lingering take asks of the owner thread, once it waits.
+    /// What a lingering take asks of the owner thread, once it waits; a take that never
+    /// lingers fails the test within 10 s instead of hanging it.
     func lingering(_ buffer: DeliveryBuffer) async throws -> DeliveryBuffer.LingerWait {
-        while true {
-            if let wait = buffer.lingerWait { return wait }
+        let giveUp = ContinuousClock.now + .seconds(10)
+        while buffer.lingerWait == nil, ContinuousClock.now < giveUp {
             try await Task.sleep(for: .milliseconds(5))
         }
+        return try #require(buffer.lingerWait, "the take never lingered")
     }
 
     @Test func aShortBatchLingersForStragglers() async throws {
