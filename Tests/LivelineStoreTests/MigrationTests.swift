@@ -24,17 +24,6 @@ struct MigrationTests {
         }
     }
 
-    /// Every connection, the writer and each reader, gets the configured page cache.
-    @Test func eachConnectionHasTheConfiguredPageCache() async throws {
-        try await SQLiteTestDatabase.withPath { path in
-            let store = try SQLiteLivelineStore(configuration: .init(path: path, cacheMiB: 3))
-            #expect(try await store.pool.write { try Int.fetchOne($0, sql: "PRAGMA cache_size") } == -3 * 1024)
-            #expect(try await store.pool.read { try Int.fetchOne($0, sql: "PRAGMA cache_size") } == -3 * 1024)
-            let standard = try SQLiteLivelineStore(configuration: .init(path: path))
-            #expect(try await standard.pool.read { try Int.fetchOne($0, sql: "PRAGMA cache_size") } == -2 * 1024)
-        }
-    }
-
     @Test(.enabled(if: PostgresTestDatabase.isRequested, "set LIVELINE_TEST_POSTGRES_URL (scripts/with-postgres swift test)"))
     func postgresMigratesOnceWhenTwoProcessesStartAtOnce() async throws {
         try await PostgresTestDatabase.withSchema { _, client in

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import LivelineCore
+import Synchronization
 
 /// The embedded store: one SQLite file in WAL mode.
 ///
@@ -12,6 +13,8 @@ public final class SQLiteLivelineStore: ActivityStore {
     let pool: DatabasePool
     /// How long a write waits for another connection's lock, as `PRAGMA busy_timeout` takes it.
     let busyTimeoutMilliseconds: Int
+    /// How many of this store's calls hold or wait for the writer connection; see ``readHere(_:)``.
+    private let writerCalls = Atomic<Int>(0)
 
     /// Opens (creating if needed) the database and applies missing migrations.
     public init(configuration: SQLiteStoreConfiguration) throws {
@@ -60,6 +63,8 @@ public final class SQLiteLivelineStore: ActivityStore {
     /// other batches. `BEGIN IMMEDIATE` is tried with no busy timeout, and when the lock is
     /// taken the transaction goes the async way, which waits on the writer's own queue.
     func writeHere<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        writerCalls.add(1, ordering: .relaxed)
+        defer { writerCalls.subtract(1, ordering: .relaxed) }
         if let done = try writeIfFree(updates) { return done }
         return try await pool.write(updates)
     }
@@ -87,10 +92,28 @@ public final class SQLiteLivelineStore: ActivityStore {
         }
     }
 
-    /// A read transaction on the calling thread, for the same reason as ``writeHere(_:)``:
-    /// in WAL mode a reader does not wait for writers.
+    /// A read transaction on the calling thread, for the same reason as ``writeHere(_:)``,
+    /// on the writer connection when none of this store's writes holds it.
+    ///
+    /// A reader's page cache is dropped whenever another connection has committed since its
+    /// last transaction, which in the translator is every batch: each load re-read its pages
+    /// through pread(2). The writer's own commits keep its cache, so on a trickle, when the
+    /// batch before is stored by the time this one loads, the load reads warm pages. Under
+    /// load the previous batch's transaction usually runs beside the load, and the load goes
+    /// to a reader as before: in WAL mode a reader does not wait for the writer.
     func readHere<T>(_ value: (Database) throws -> T) throws -> T {
-        try pool.read(value)
+        guard writerCalls.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged else {
+            return try pool.read(value)
+        }
+        defer { writerCalls.subtract(1, ordering: .releasing) }
+        return try pool.writeWithoutTransaction { db in
+            var result: T?
+            try db.inTransaction(.deferred) {
+                result = try value(db)
+                return .commit
+            }
+            return result!
+        }
     }
 
     /// The applied schema version.

@@ -1,0 +1,72 @@
+import Dispatch
+import Foundation
+import GRDB
+@testable import LivelineStore
+import LivelineStoreTestSupport
+import Testing
+
+/// How the SQLite store uses its connections: snapshot loads run on the writer when none of
+/// the store's writes holds it (its page cache survives its own commits), on a reader when
+/// one does.
+@Suite("SQLite connections")
+struct SQLiteConnectionTests {
+    /// Every connection, the writer and each reader, gets the configured page cache.
+    @Test func eachConnectionHasTheConfiguredPageCache() async throws {
+        try await SQLiteTestDatabase.withPath { path in
+            let store = try SQLiteLivelineStore(configuration: .init(path: path, cacheMiB: 3))
+            #expect(try await store.pool.write { try Int.fetchOne($0, sql: "PRAGMA cache_size") } == -3 * 1024)
+            #expect(try await store.pool.read { try Int.fetchOne($0, sql: "PRAGMA cache_size") } == -3 * 1024)
+            let standard = try SQLiteLivelineStore(configuration: .init(path: path))
+            #expect(try await standard.pool.read { try Int.fetchOne($0, sql: "PRAGMA cache_size") } == -2 * 1024)
+        }
+    }
+
+    /// The translator loads the next batch while the one before is being stored: the load must
+    /// not wait for that transaction, and must see what was committed before it began.
+    @Test func aLoadBesideAWriteDoesNotWaitForItAndSeesTheCommittedState() async throws {
+        try await SQLiteTestDatabase.withPath { path in
+            let store = try SQLiteLivelineStore(configuration: .init(path: path))
+            _ = try await store.applyChanges([Fixtures.change("a-1", at: 1, state: #"{"status":"committed"}"#)])
+            let inside = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            // True when the write gave up waiting: the load below was stuck behind it.
+            let writing = Task {
+                try await store.writeHere { db in
+                    try db.execute(
+                        sql: "UPDATE activities SET content_state = ? WHERE id = ?",
+                        arguments: [#"{"status":"uncommitted"}"#, "a-1"])
+                    inside.signal()
+                    return release.wait(timeout: .now() + .seconds(10)) == .timedOut
+                }
+            }
+            await withCheckedContinuation { (entered: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    inside.wait()
+                    entered.resume()
+                }
+            }
+            let during = try await store.loadSnapshots([SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")])
+            release.signal()
+            #expect(try await writing.value == false, "the load waited for the write to end")
+            #expect(during["a-1"]?.activity?.contentState == #"{"status":"committed"}"#)
+            let after = try await store.loadSnapshots([SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")])
+            #expect(after["a-1"]?.activity?.contentState == #"{"status":"uncommitted"}"#)
+        }
+    }
+
+    /// A load on the writer reads through its page cache, which another process's commit must
+    /// invalidate: two stores on one file stand for two workers.
+    @Test func aLoadSeesWhatAnotherProcessCommitted() async throws {
+        try await SQLiteTestDatabase.withPath { path in
+            let mine = try SQLiteLivelineStore(configuration: .init(path: path))
+            let other = try SQLiteLivelineStore(configuration: .init(path: path))
+            let request = SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")
+            for second in 1...3 {
+                _ = try await mine.applyChanges([Fixtures.change("a-1", at: Double(2 * second - 1))])
+                #expect(try await mine.loadSnapshots([request])["a-1"]?.activity?.contentState == #"{"status":"at-\#(Double(2 * second - 1))"}"#)
+                _ = try await other.applyChanges([Fixtures.change("a-1", at: Double(2 * second))])
+                #expect(try await mine.loadSnapshots([request])["a-1"]?.activity?.contentState == #"{"status":"at-\#(Double(2 * second))"}"#)
+            }
+        }
+    }
+}
