@@ -22,23 +22,24 @@ struct SQLiteConnectionTests {
     }
 
     /// The translator loads the next batch while the one before is being stored: the load must
-    /// not wait for that transaction, and must see what was committed before it began.
-    @Test func aLoadBesideAWriteDoesNotWaitForItAndSeesTheCommittedState() async throws {
+    /// not wait for that transaction, and must see what was committed before it began. Both
+    /// ways to write count: on the calling thread (batches) and on the writer's queue (tokens,
+    /// dead letters, pruning).
+    @Test(arguments: [true, false])
+    func aLoadBesideAWriteDoesNotWaitForItAndSeesTheCommittedState(onTheCallingThread: Bool) async throws {
         try await SQLiteTestDatabase.withPath { path in
             let store = try SQLiteLivelineStore(configuration: .init(path: path))
             _ = try await store.applyChanges([Fixtures.change("a-1", at: 1, state: #"{"status":"committed"}"#)])
             let inside = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
             // True when the write gave up waiting: the load below was stuck behind it.
-            let writing = Task {
-                try await store.writeHere { db in
-                    try db.execute(
-                        sql: "UPDATE activities SET content_state = ? WHERE id = ?",
-                        arguments: [#"{"status":"uncommitted"}"#, "a-1"])
-                    inside.signal()
-                    return release.wait(timeout: .now() + .seconds(10)) == .timedOut
-                }
+            let update: @Sendable (Database) throws -> Bool = { db in
+                try db.execute(
+                    sql: "UPDATE activities SET content_state = ? WHERE id = ?", arguments: [#"{"status":"uncommitted"}"#, "a-1"])
+                inside.signal()
+                return release.wait(timeout: .now() + .seconds(10)) == .timedOut
             }
+            let writing = Task { onTheCallingThread ? try await store.writeHere(update) : try await store.write(update) }
             await withCheckedContinuation { (entered: CheckedContinuation<Void, Never>) in
                 DispatchQueue.global().async {
                     inside.wait()

@@ -4,7 +4,7 @@ import GRDB
 extension SQLiteLivelineStore {
     public func keepDeadLetters(_ letters: [DeadLetterRecord]) async throws -> Int {
         guard !letters.isEmpty else { return 0 }
-        return try await pool.write { db in
+        return try await write { db in
             let statement = try db.cachedStatement(sql: """
                 INSERT INTO dead_letters (
                     id, reason, source, message, domain, activity_id, event_id, job_id, payload_kind, body, routing_key,
@@ -69,7 +69,7 @@ extension SQLiteLivelineStore {
         let (claimable, claimValues) = DeadLetterQuery.claimable(
             resolvedBefore: resolvedBefore, leaseCutoff: now.addingTimeInterval(-lease))
         // SQLite has one writer, so the select and the update are one atomic step.
-        return try await pool.write { db in
+        return try await write { db in
             let rows = try Row.fetchAll(
                 db, sql: """
                     UPDATE dead_letters SET claim = ?, claim_ms = ? WHERE id IN (
@@ -86,7 +86,7 @@ extension SQLiteLivelineStore {
 
     public func resolveDeadLetters(_ outcomes: [(id: String, outcome: String?)], claimant: String, at now: Date) async throws {
         guard !outcomes.isEmpty else { return }
-        try await pool.write { db in
+        try await write { db in
             let resolve = try db.cachedStatement(sql: """
                 UPDATE dead_letters SET resolution = ?, resolved_ms = ?, resolved_count = resolved_count + 1,
                     claim = NULL, claim_ms = NULL
@@ -106,7 +106,7 @@ extension SQLiteLivelineStore {
 
     public func purgeDeadLetters(matching filter: DeadLetterFilter) async throws -> Int {
         let (conditions, values) = DeadLetterQuery.conditions(filter)
-        return try await pool.write { db in
+        return try await write { db in
             try db.execute(sql: "DELETE FROM dead_letters WHERE \(conditions)", arguments: Self.arguments(values))
             return db.changesCount
         }

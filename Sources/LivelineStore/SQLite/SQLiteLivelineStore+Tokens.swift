@@ -3,7 +3,7 @@ import GRDB
 
 extension SQLiteLivelineStore {
     public func registerUpdateToken(_ registration: UpdateTokenRegistration) async throws -> TokenRegistrationOutcome {
-        try await pool.write { db in
+        try await write { db in
             var createdActivity = false
             if let owner = try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT user_id, ended_ms IS NOT NULL AS ended FROM activities WHERE id = ?"),
@@ -36,7 +36,7 @@ extension SQLiteLivelineStore {
     }
 
     public func removeUpdateToken(activityID: String, deviceID: String, userID: String) async throws -> TokenRemovalOutcome {
-        try await pool.write { db in
+        try await write { db in
             guard let owner = try String.fetchOne(
                 db.cachedStatement(sql: "SELECT user_id FROM activities WHERE id = ?"), arguments: [activityID])
             else { return .notFound }
@@ -48,7 +48,7 @@ extension SQLiteLivelineStore {
     }
 
     public func registerPushToStartToken(_ token: PushToStartToken) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: """
                 INSERT INTO push_to_start_tokens
                     (user_id, attributes_type, device_id, token, registered_ms, used_ms, environment, os_version)
@@ -64,7 +64,7 @@ extension SQLiteLivelineStore {
     }
 
     public func removePushToStartTokens(userID: String, attributesType: String, deviceID: String?) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: "DELETE FROM push_to_start_tokens WHERE user_id = ? AND attributes_type = ? AND (? IS NULL OR device_id = ?)",
                 arguments: [userID, attributesType, deviceID, deviceID])
@@ -73,7 +73,7 @@ extension SQLiteLivelineStore {
     }
 
     public func follow(userID: String, topic: String, at: Date) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: "INSERT INTO follows (user_id, topic, followed_ms) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 arguments: [userID, topic, at.millisecondsSince1970])
@@ -82,7 +82,7 @@ extension SQLiteLivelineStore {
     }
 
     public func unfollow(userID: String, topic: String) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM follows WHERE user_id = ? AND topic = ?", arguments: [userID, topic])
             return db.changesCount > 0
         }
@@ -97,7 +97,7 @@ extension SQLiteLivelineStore {
 
     public func deleteToken(_ token: String, registeredBefore: Date) async throws -> Int {
         let ms = registeredBefore.millisecondsSince1970
-        return try await pool.write { db in
+        return try await write { db in
             try db.cachedStatement(sql: "DELETE FROM update_tokens WHERE token = ? AND registered_ms < ?").execute(arguments: [token, ms])
             var deleted = db.changesCount
             try db.cachedStatement(sql: "DELETE FROM push_to_start_tokens WHERE token = ? AND registered_ms < ?").execute(arguments: [token, ms])
@@ -107,7 +107,7 @@ extension SQLiteLivelineStore {
     }
 
     public func deleteToken(_ token: String) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "DELETE FROM update_tokens WHERE token = ?").execute(arguments: [token])
             var deleted = db.changesCount
             try db.cachedStatement(sql: "DELETE FROM push_to_start_tokens WHERE token = ?").execute(arguments: [token])

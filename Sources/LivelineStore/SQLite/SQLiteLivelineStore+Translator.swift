@@ -16,7 +16,7 @@ extension SQLiteLivelineStore {
         let users = Self.json(Array(Set(unique.map(\.userID))))
         let startKeys = Set(unique.map { StartKey(userID: $0.userID, attributesType: $0.attributesType) })
         let starts = Self.json(pairs: startKeys.map { ($0.userID, $0.attributesType) })
-        return try readHere { db in
+        return try readHere(small: unique.count <= Self.smallLoad) { db in
             var activities: [String: ActivityRecord] = [:]
             let activityRows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT \(Self.activityColumns)
@@ -75,6 +75,10 @@ extension SQLiteLivelineStore {
             return snapshots
         }
     }
+
+    /// The most activities a load may read on the writer connection (``readHere(small:_:)``):
+    /// a trickle's batches, up to bursts of 50, and none of a backlog's (250 by default).
+    static let smallLoad = 64
 
     private struct StartKey: Hashable {
         var userID: String
