@@ -16,8 +16,12 @@ public protocol ActivityStore: DeadLetterStore {
     /// Loads, in one call, each requested activity with its update tokens, the user's
     /// push-to-start token for the attributes type and the user's preferences.
     ///
+    /// - Parameter whileWriting: whether this process may write to the store while this loads
+    ///   (the translator's batch before is still being stored). When it will not, the SQLite
+    ///   store reads on its writer connection, whose page cache the batch's own transaction
+    ///   then finds warm; when it may, on a reader, so that neither waits for the other.
     /// - Returns: one snapshot per distinct requested activity id, keyed by activity id.
-    func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: StoredActivity]
+    func loadSnapshots(_ requests: [SnapshotRequest], whileWriting: Bool) async throws -> [String: StoredActivity]
 
     /// Applies a batch of state changes and appends trace entries in one transaction.
     ///
@@ -187,6 +191,11 @@ public struct BudgetDemands: Sendable {
 }
 
 extension ActivityStore {
+    /// Loads snapshots for a caller that does not know whether the process writes meanwhile.
+    public func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: StoredActivity] {
+        try await loadSnapshots(requests, whileWriting: true)
+    }
+
     public func applyChanges(_ changes: [ActivityChange], trace: [TraceEntry], spending: BudgetDemands) async throws
         -> (outcomes: [ChangeOutcome], spent: [String: Int])
     {

@@ -5,9 +5,9 @@ import GRDB
 import LivelineStoreTestSupport
 import Testing
 
-/// How the SQLite store uses its connections: snapshot loads run on the writer when none of
-/// the store's writes holds it (its page cache survives its own commits), on a reader when
-/// one does.
+/// How the SQLite store uses its connections: a snapshot load that its caller says meets no
+/// write of its own runs on the writer when none of the store's writes holds it (the batch's
+/// transaction then finds the pages warm), and on a reader otherwise.
 @Suite("SQLite connections")
 struct SQLiteConnectionTests {
     /// Every connection, the writer and each reader, gets the configured page cache.
@@ -21,10 +21,9 @@ struct SQLiteConnectionTests {
         }
     }
 
-    /// The translator loads the next batch while the one before is being stored: the load must
-    /// not wait for that transaction, and must see what was committed before it began. Both
-    /// ways to write count: on the calling thread (batches) and on the writer's queue (tokens,
-    /// dead letters, pruning).
+    /// A load that may take the writer must not wait for a write that holds it, and must see
+    /// what was committed before that write began. Both ways to write count: on the calling
+    /// thread (batches) and on the writer's queue (tokens, dead letters, pruning).
     @Test(arguments: [true, false])
     func aLoadBesideAWriteDoesNotWaitForItAndSeesTheCommittedState(onTheCallingThread: Bool) async throws {
         try await SQLiteTestDatabase.withPath { path in
@@ -46,11 +45,12 @@ struct SQLiteConnectionTests {
                     entered.resume()
                 }
             }
-            let during = try await store.loadSnapshots([SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")])
+            let request = SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")
+            let during = try await store.loadSnapshots([request], whileWriting: false)
             release.signal()
             #expect(try await writing.value == false, "the load waited for the write to end")
             #expect(during["a-1"]?.activity?.contentState == #"{"status":"committed"}"#)
-            let after = try await store.loadSnapshots([SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")])
+            let after = try await store.loadSnapshots([request], whileWriting: false)
             #expect(after["a-1"]?.activity?.contentState == #"{"status":"uncommitted"}"#)
         }
     }
@@ -64,9 +64,9 @@ struct SQLiteConnectionTests {
             let request = SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")
             for second in 1...3 {
                 _ = try await mine.applyChanges([Fixtures.change("a-1", at: Double(2 * second - 1))])
-                #expect(try await mine.loadSnapshots([request])["a-1"]?.activity?.contentState == #"{"status":"at-\#(Double(2 * second - 1))"}"#)
+                #expect(try await mine.loadSnapshots([request], whileWriting: false)["a-1"]?.activity?.contentState == #"{"status":"at-\#(Double(2 * second - 1))"}"#)
                 _ = try await other.applyChanges([Fixtures.change("a-1", at: Double(2 * second))])
-                #expect(try await mine.loadSnapshots([request])["a-1"]?.activity?.contentState == #"{"status":"at-\#(Double(2 * second))"}"#)
+                #expect(try await mine.loadSnapshots([request], whileWriting: false)["a-1"]?.activity?.contentState == #"{"status":"at-\#(Double(2 * second))"}"#)
             }
         }
     }

@@ -115,9 +115,11 @@ struct BatchProcessor: Sendable {
 
     /// Loads the batch's activities and translates its events.
     ///
-    /// - Parameter previous: the decisions of the batch before, when its transaction may
-    ///   still be running: its state is then not in the store yet, or not visible.
-    func plan(_ batch: ParsedBatch, after previous: BatchPlan.CarryOver?) async throws -> PlannedBatch {
+    /// - Parameters:
+    ///   - previous: the decisions of the batch before, when its transaction may still be
+    ///     running: its state is then not in the store yet, or not visible.
+    ///   - whileStoring: whether the batch before may be stored while this one loads.
+    func plan(_ batch: ParsedBatch, after previous: BatchPlan.CarryOver?, whileStoring: Bool) async throws -> PlannedBatch {
         let messages = batch.messages
         let now = Date()
         let nowTime = EventTime(now)
@@ -157,7 +159,7 @@ struct BatchProcessor: Sendable {
         // 3. One load, then translate in order.
         let requests = BatchPlan.requests(for: coalesced.kept, translator: translator)
         var stored: [String: StoredActivity] = [:]
-        if !requests.isEmpty { stored = try await store.loadSnapshots(requests) }
+        if !requests.isEmpty { stored = try await store.loadSnapshots(requests, whileWriting: whileStoring) }
         let shared = try await sharedTargets(for: coalesced.kept, stored: stored)
         phaseStart = metrics.record(.load, since: phaseStart)
         var plan = BatchPlan(translator: translator, stored: stored, now: now, after: previous, shared: shared)

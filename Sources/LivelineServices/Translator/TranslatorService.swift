@@ -100,7 +100,10 @@ public struct TranslatorService: Service {
             var batchesInFlight = 0
             var ahead = ParsedAhead()
             var next = receiveAndParse(from: consumer, into: ahead)
-            var storing: (carryOver: BatchPlan.CarryOver, task: Task<(BatchProcessor.PreparedBatch, BatchProcessor.Submitted), any Error>)?
+            var storing: (
+                carryOver: BatchPlan.CarryOver, task: Task<(BatchProcessor.PreparedBatch, BatchProcessor.Submitted), any Error>,
+                over: Flag
+            )?
             defer { next.cancel() }
 
             while let (batch, parsed, started) = try await next.value {
@@ -108,7 +111,8 @@ public struct TranslatorService: Service {
                 next = receiveAndParse(from: consumer, into: ahead)
                 let planned: Result<BatchProcessor.PlannedBatch, any Error>
                 do {
-                    planned = .success(try await processor.plan(parsed, after: storing?.carryOver))
+                    planned = .success(try await processor.plan(
+                        parsed, after: storing?.carryOver, whileStoring: storing.map { !$0.over.isSet } ?? false))
                 } catch {
                     planned = .failure(error)
                 }
@@ -135,7 +139,9 @@ public struct TranslatorService: Service {
                 }
                 // Whatever of the next batch is parsed by now (under a backlog, all of it).
                 let nextParsed = ahead.parsed
+                let over = Flag()
                 let stored = Task { [processor] in
+                    defer { over.set() }
                     let prepared = try await processor.store(plan, next: nextParsed)
                     return (prepared, try await processor.submit(prepared))
                 }
@@ -148,7 +154,7 @@ public struct TranslatorService: Service {
                     }
                 }
                 batchesInFlight += 1
-                storing = (plan.plan.carryOver, stored)
+                storing = (plan.plan.carryOver, stored, over)
             }
             try await inFlight.waitForAll()
         }
@@ -212,6 +218,16 @@ public struct TranslatorService: Service {
         let (seconds, attoseconds) = duration.components
         return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
     }
+}
+
+/// Set when a batch's store and submit are over: the next batch's load then meets no write
+/// of this pipeline, which on a trickle is the rule (``BatchProcessor/plan(_:after:whileStoring:)``).
+private final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    var isSet: Bool { value.load(ordering: .acquiring) }
+
+    func set() { value.store(true, ordering: .releasing) }
 }
 
 /// The next batch once parsed, readable without waiting for it: the batch being stored

@@ -5,7 +5,7 @@ import Logging
 import PostgresNIO
 
 extension PostgresLivelineStore {
-    public func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: StoredActivity] {
+    public func loadSnapshots(_ requests: [SnapshotRequest], whileWriting _: Bool) async throws -> [String: StoredActivity] {
         var seen = Set<String>()
         let unique = requests.filter { seen.insert($0.activityID).inserted }
         guard !unique.isEmpty else { return [:] }

@@ -5,7 +5,7 @@ import LivelineCore
 import LivelineModels
 
 extension SQLiteLivelineStore {
-    public func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: StoredActivity] {
+    public func loadSnapshots(_ requests: [SnapshotRequest], whileWriting: Bool) async throws -> [String: StoredActivity] {
         var seen = Set<String>()
         let unique = requests.filter { seen.insert($0.activityID).inserted }
         guard !unique.isEmpty else { return [:] }
@@ -16,7 +16,7 @@ extension SQLiteLivelineStore {
         let users = Self.json(Array(Set(unique.map(\.userID))))
         let startKeys = Set(unique.map { StartKey(userID: $0.userID, attributesType: $0.attributesType) })
         let starts = Self.json(pairs: startKeys.map { ($0.userID, $0.attributesType) })
-        return try readHere(small: unique.count <= Self.smallLoad) { db in
+        return try readHere(mayUseWriter: !whileWriting) { db in
             var activities: [String: ActivityRecord] = [:]
             let activityRows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT \(Self.activityColumns)
@@ -75,10 +75,6 @@ extension SQLiteLivelineStore {
             return snapshots
         }
     }
-
-    /// The most activities a load may read on the writer connection (``readHere(small:_:)``):
-    /// a trickle's batches, up to bursts of 50, and none of a backlog's (250 by default).
-    static let smallLoad = 64
 
     private struct StartKey: Hashable {
         var userID: String

@@ -14,7 +14,7 @@ public final class SQLiteLivelineStore: ActivityStore {
     /// How long a write waits for another connection's lock, as `PRAGMA busy_timeout` takes it.
     let busyTimeoutMilliseconds: Int
     /// How many of this store's writes hold or wait for the writer connection; see
-    /// ``readHere(small:_:)``.
+    /// ``readHere(mayUseWriter:_:)``.
     private let writerCalls = Atomic<Int>(0)
 
     /// Opens (creating if needed) the database and applies missing migrations.
@@ -107,17 +107,17 @@ public final class SQLiteLivelineStore: ActivityStore {
     /// its last transaction: for a reader that is every batch (the writer commits each one),
     /// and often for the writer too (the sender writes to the same file). So a load on a
     /// reader and the apply on the writer each read the batch's pages through pread(2). A
-    /// small read (`small`) runs on the writer instead when none of this store's writes holds
-    /// it or waits for it, as on a trickle, where the batch before is stored by the time the
-    /// next one loads; the apply then finds the pages the load read. At a steady 1,000
-    /// events/s that cut the apply's CPU by about 45 %. (Another process's write does not
-    /// hold the read up: in WAL mode a read takes no write lock.)
+    /// read the caller says no write of its own will meet (`mayUseWriter`) runs on the writer
+    /// instead, when none of this store's writes holds it or waits for it: on a trickle, the
+    /// batch before is stored by the time the next one loads, and the apply then finds the
+    /// pages the load read. At a steady 1,000 events/s that cut the apply's CPU by about 45 %.
+    /// (Another process's write does not hold the read up: in WAL mode a read takes no write
+    /// lock.)
     ///
-    /// A large read always goes to a reader: under load the pipeline runs the previous batch's
-    /// transaction beside the next batch's load, and on one connection either would wait for
-    /// the other. A small one holds the writer for a fraction of a millisecond.
-    func readHere<T>(small: Bool, _ value: (Database) throws -> T) throws -> T {
-        guard small, writerCalls.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged else {
+    /// Otherwise it goes to a reader: under load the pipeline stores the batch before while
+    /// the next one loads, and on one connection either would wait for the other.
+    func readHere<T>(mayUseWriter: Bool, _ value: (Database) throws -> T) throws -> T {
+        guard mayUseWriter, writerCalls.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged else {
             return try pool.read(value)
         }
         defer { writerCalls.subtract(1, ordering: .releasing) }
