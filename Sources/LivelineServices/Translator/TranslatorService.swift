@@ -102,7 +102,7 @@ public struct TranslatorService: Service {
             var next = receiveAndParse(from: consumer, into: ahead)
             var storing: (
                 carryOver: BatchPlan.CarryOver, task: Task<(BatchProcessor.PreparedBatch, BatchProcessor.Submitted), any Error>,
-                over: Flag
+                step: StoreStep
             )?
             defer { next.cancel() }
 
@@ -112,7 +112,7 @@ public struct TranslatorService: Service {
                 let planned: Result<BatchProcessor.PlannedBatch, any Error>
                 do {
                     planned = .success(try await processor.plan(
-                        parsed, after: storing?.carryOver, whileStoring: storing.map { !$0.over.isSet } ?? false))
+                        parsed, after: storing?.carryOver, whileStoring: storing.map { !$0.step.isOver } ?? false))
                 } catch {
                     planned = .failure(error)
                 }
@@ -139,9 +139,9 @@ public struct TranslatorService: Service {
                 }
                 // Whatever of the next batch is parsed by now (under a backlog, all of it).
                 let nextParsed = ahead.parsed
-                let over = Flag()
+                let step = StoreStep()
                 let stored = Task { [processor] in
-                    defer { over.set() }
+                    defer { step.end() }
                     let prepared = try await processor.store(plan, next: nextParsed)
                     return (prepared, try await processor.submit(prepared))
                 }
@@ -154,7 +154,7 @@ public struct TranslatorService: Service {
                     }
                 }
                 batchesInFlight += 1
-                storing = (plan.plan.carryOver, stored, over)
+                storing = (plan.plan.carryOver, stored, step)
             }
             try await inFlight.waitForAll()
         }
@@ -220,14 +220,15 @@ public struct TranslatorService: Service {
     }
 }
 
-/// Set when a batch's store and submit are over: the next batch's load then meets no write
-/// of this pipeline, which on a trickle is the rule (``BatchProcessor/plan(_:after:whileStoring:)``).
-private final class Flag: Sendable {
-    private let value = Atomic<Bool>(false)
+/// One batch's store and submit, over once they end (failed or not): the next batch's load
+/// then meets no write of this pipeline, which on a trickle is the rule
+/// (``BatchProcessor/plan(_:after:whileStoring:)``).
+private final class StoreStep: Sendable {
+    private let over = Atomic<Bool>(false)
 
-    var isSet: Bool { value.load(ordering: .acquiring) }
+    var isOver: Bool { over.load(ordering: .acquiring) }
 
-    func set() { value.store(true, ordering: .releasing) }
+    func end() { over.store(true, ordering: .releasing) }
 }
 
 /// The next batch once parsed, readable without waiting for it: the batch being stored
