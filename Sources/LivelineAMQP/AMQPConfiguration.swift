@@ -48,6 +48,11 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
     public var heartbeat: Duration
     /// How long to wait for TCP, TLS and the AMQP handshake, and for each broker RPC.
     public var connectTimeout: Duration
+    /// How long the oldest unconfirmed publish may wait for its confirm before the connection
+    /// is replaced and every unconfirmed publish sent again, to the next broker. Heartbeats
+    /// catch a silent broker; this catches one that answers but never confirms. Waits while
+    /// the broker blocks publishing do not count. 0 waits for ever.
+    public var confirmTimeout: Duration
     /// TLS settings; `nil` means plain TCP.
     public var tls: TLS?
     /// How reconnection waits between attempts.
@@ -113,6 +118,7 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
         password: String = "guest",
         heartbeat: Duration = .seconds(15),
         connectTimeout: Duration = .seconds(10),
+        confirmTimeout: Duration = .seconds(30),
         tls: TLS? = nil,
         reconnect: Backoff = Backoff(),
         maxUnconfirmedPublishes: Int = 2_000,
@@ -124,6 +130,7 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
         self.password = password
         self.heartbeat = heartbeat
         self.connectTimeout = connectTimeout
+        self.confirmTimeout = confirmTimeout
         self.tls = tls
         self.reconnect = reconnect
         self.maxUnconfirmedPublishes = maxUnconfirmedPublishes
@@ -133,7 +140,7 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
     /// Parses an `amqp://` or `amqps://` URL.
     ///
     /// The path is the percent-encoded virtual host (`/%2f` or an empty path is `/`). Query
-    /// parameters: `heartbeat` (seconds), `connection_timeout` (seconds), `cacertfile`,
+    /// parameters: `heartbeat`, `connection_timeout` and `confirm_timeout` (seconds), `cacertfile`,
     /// `certfile`, `keyfile`, `verify` (`verify_peer` or `verify_none`), `name`. Several
     /// brokers are separated by commas (`host1:5672,host2,host3:5673`); one without a port
     /// takes the scheme's.
@@ -175,6 +182,7 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
             password: components.password?.removingPercentEncoding ?? "guest",
             heartbeat: try seconds("heartbeat", default: .seconds(15)),
             connectTimeout: try seconds("connection_timeout", default: .seconds(10)),
+            confirmTimeout: try seconds("confirm_timeout", default: .seconds(30)),
             tls: tls,
             connectionName: query["name"] ?? "liveline"
         )

@@ -13,6 +13,7 @@ public struct AMQPError: Error, Sendable, CustomStringConvertible {
             case tlsFailed = "tls-failed"
             case connectionLost = "connection-lost"
             case heartbeatTimeout = "heartbeat-timeout"
+            case confirmTimeout = "confirm-timeout"
             case connectionClosed = "connection-closed"
             case serverClosed = "server-closed"
             case channelClosed = "channel-closed"
@@ -33,6 +34,9 @@ public struct AMQPError: Error, Sendable, CustomStringConvertible {
         public static let connectionLost = Code(base: .connectionLost)
         /// No data arrived from the broker for two heartbeat intervals.
         public static let heartbeatTimeout = Code(base: .heartbeatTimeout)
+        /// The broker left a publish unconfirmed for ``AMQPConfiguration/confirmTimeout``; the
+        /// connection was replaced and the publish sent again.
+        public static let confirmTimeout = Code(base: .confirmTimeout)
         /// ``AMQPConnection/close()`` was called; the operation did not complete before it.
         public static let connectionClosed = Code(base: .connectionClosed)
         /// The broker closed the connection (`connection.close`), see ``AMQPError/replyCode``.
@@ -67,7 +71,7 @@ public struct AMQPError: Error, Sendable, CustomStringConvertible {
     /// Whether trying again later can succeed without anyone changing configuration.
     public var isRetriable: Bool {
         switch code.base {
-        case .connectionFailed, .connectionLost, .heartbeatTimeout, .publishNacked:
+        case .connectionFailed, .connectionLost, .heartbeatTimeout, .confirmTimeout, .publishNacked:
             return true
         case .serverClosed, .channelClosed:
             return replyCode.map { $0.isTransient } ?? true

@@ -41,6 +41,9 @@ struct ConfirmTracker<Item> {
         return settled
     }
 
+    /// The lowest unconfirmed tag (settling moves `head` past settled slots).
+    var oldestTag: UInt64? { count == 0 ? nil : base + UInt64(head) }
+
     /// The item with this tag, if still unconfirmed.
     func item(tag: UInt64) -> Item? {
         guard tag >= base, tag < nextTag else { return nil }

@@ -17,6 +17,8 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
         var brokerCount: Int
         /// 0 turns heartbeats off.
         var heartbeat: Duration
+        /// How long the oldest unconfirmed publish may wait; 0 waits for ever.
+        var confirmTimeout: Duration
         var backoff: AMQPConfiguration.Backoff
         var maxUnconfirmedPublishes: Int
         /// A value in 0...1 that spreads the reconnect waits of many clients (full jitter).
@@ -25,16 +27,19 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
         init(_ configuration: AMQPConfiguration) {
             brokerCount = configuration.brokers.count
             heartbeat = configuration.heartbeat
+            confirmTimeout = configuration.confirmTimeout
             backoff = configuration.reconnect
             maxUnconfirmedPublishes = configuration.maxUnconfirmedPublishes
         }
 
         init(
-            brokerCount: Int, heartbeat: Duration, backoff: AMQPConfiguration.Backoff,
-            maxUnconfirmedPublishes: Int, jitter: @escaping @Sendable () -> Double
+            brokerCount: Int, heartbeat: Duration, confirmTimeout: Duration = .zero,
+            backoff: AMQPConfiguration.Backoff, maxUnconfirmedPublishes: Int,
+            jitter: @escaping @Sendable () -> Double
         ) {
             self.brokerCount = brokerCount
             self.heartbeat = heartbeat
+            self.confirmTimeout = confirmTimeout
             self.backoff = backoff
             self.maxUnconfirmedPublishes = maxUnconfirmedPublishes
             self.jitter = jitter
@@ -129,6 +134,9 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
     private var lastHeartbeatSent: Instant
 
     private var confirms = ConfirmTracker<Publish>()
+    /// The oldest unconfirmed publish's tag and when a tick first saw it oldest, so the wait
+    /// it measures never exceeds the publish's own.
+    private var oldestUnconfirmed: (tag: UInt64, since: Instant)?
     /// Why the broker returned an unconfirmed publish, by delivery tag, until its confirm.
     private var returned: [UInt64: AMQPError] = [:]
     private var waiting: [Publish] = []
@@ -319,7 +327,7 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
         }
     }
 
-    /// Time passed: heartbeats due or missed, the grace period over.
+    /// Time passed: heartbeats due or missed, a confirm overdue, the grace period over.
     mutating func tick(now: Instant) -> Action {
         switch state {
         case .open, .blocked, .closing: break
@@ -327,6 +335,9 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
         }
         if case .closing(_, let deadline, _) = state, isDrained || now >= deadline {
             return finish(.close)
+        }
+        if let overdue = overdueConfirm(now: now) {
+            return connectionLost(overdue, now: now)
         }
         let heartbeat = settings.heartbeat
         guard heartbeat > .zero else { return .none }
@@ -343,6 +354,28 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
             return .sendHeartbeat
         }
         return .none
+    }
+
+    /// A broker can keep a publish unconfirmed for ever on a connection whose heartbeats still
+    /// flow: a quorum queue that lost its leader in a partition, say. Publishers then wait with
+    /// no error. When the oldest publish has waited `confirmTimeout`, the connection counts as
+    /// lost, and the reconnect sends every unconfirmed publish again, to the next broker. While
+    /// the broker blocks publishing (a resource alarm) the wait is the alarm's, not a fault.
+    private mutating func overdueConfirm(now: Instant) -> AMQPError? {
+        guard settings.confirmTimeout > .zero, let oldest = confirms.oldestTag, !isBlocked, !isClosing else {
+            oldestUnconfirmed = nil
+            return nil
+        }
+        guard let watched = oldestUnconfirmed, watched.tag == oldest else {
+            oldestUnconfirmed = (oldest, now)
+            return nil
+        }
+        let waited = watched.since.duration(to: now)
+        guard waited > settings.confirmTimeout else { return nil }
+        return AMQPError(
+            .confirmTimeout,
+            "the oldest of \(confirms.count) unconfirmed publishes waited \(Int(waited.seconds)) s for its confirm "
+                + "(confirm timeout \(Int(settings.confirmTimeout.seconds)) s)")
     }
 
     // MARK: - Publishing
@@ -449,6 +482,7 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
     /// Unconfirmed publishes go out again first, in their original order.
     private mutating func requeueUnconfirmed() {
         returned.removeAll()
+        oldestUnconfirmed = nil
         let unconfirmed = confirms.reset()
         resendCount += unconfirmed.count
         waiting = unconfirmed + waiting[waitingHead...]
@@ -459,6 +493,7 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
         let failing = confirms.reset() + waiting[waitingHead...]
         let consumers = orderedConsumers()
         confirms = ConfirmTracker()
+        oldestUnconfirmed = nil
         returned.removeAll()
         waiting.removeAll()
         waitingHead = 0

@@ -14,6 +14,8 @@ import Testing
         #expect(configuration.username == "svc")
         #expect(configuration.password == "s@cret")
         #expect(configuration.heartbeat == .seconds(20))
+        #expect(configuration.confirmTimeout == .seconds(30), "the default")
+        #expect(try AMQPConfiguration(url: "amqp://h?confirm_timeout=2.5").confirmTimeout == .milliseconds(2500))
         #expect(configuration.tls?.caFile == "/etc/ca.pem")
         #expect(configuration.tls?.verifyPeer == true)
         #expect(configuration.connectionName == "sender")
@@ -54,6 +56,7 @@ import Testing
     @Test func rejectsOtherSchemesAndBadNumbers() {
         #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "http://localhost") }
         #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "amqp://h?heartbeat=soon") }
+        #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "amqp://h?confirm_timeout=-1") }
     }
 
     @Test func livelineWorkQueuesAreQuorumWithLimitAndAtLeastOnceDeadLettering() throws {

@@ -12,18 +12,23 @@ import Testing
     let refused = AMQPError(.connectionFailed, "cannot reach rabbit-1:5672: connection refused")
 
     /// Backoff 200 ms doubling up to 1 s; the jitter is fixed at its top so waits are exact.
-    func machine(brokers: Int = 1, heartbeat: Duration = .zero, maxUnconfirmed: Int = 100) -> Machine {
+    func machine(
+        brokers: Int = 1, heartbeat: Duration = .zero, confirmTimeout: Duration = .zero, maxUnconfirmed: Int = 100
+    ) -> Machine {
         Machine(
             settings: .init(
-                brokerCount: brokers, heartbeat: heartbeat,
+                brokerCount: brokers, heartbeat: heartbeat, confirmTimeout: confirmTimeout,
                 backoff: .init(initial: .milliseconds(200), maximum: .seconds(1)),
                 maxUnconfirmedPublishes: maxUnconfirmed, jitter: { 1 }),
             now: clock.now)
     }
 
     /// Starts the machine and opens the first connection on broker 0.
-    func opened(brokers: Int = 1, heartbeat: Duration = .zero, maxUnconfirmed: Int = 100) -> Machine {
-        var machine = machine(brokers: brokers, heartbeat: heartbeat, maxUnconfirmed: maxUnconfirmed)
+    func opened(
+        brokers: Int = 1, heartbeat: Duration = .zero, confirmTimeout: Duration = .zero, maxUnconfirmed: Int = 100
+    ) -> Machine {
+        var machine = machine(
+            brokers: brokers, heartbeat: heartbeat, confirmTimeout: confirmTimeout, maxUnconfirmed: maxUnconfirmed)
         #expect(machine.start(now: clock.now) == .connect(broker: 0))
         #expect(
             machine.connectionEstablished(now: clock.now)
@@ -220,6 +225,89 @@ import Testing
         var machine = opened(heartbeat: .zero)
         clock.advance(by: .seconds(3600))
         #expect(machine.tick(now: clock.now) == .none)
+    }
+
+    // MARK: Confirms that never come
+
+    /// The reconnect a 30 s confirm timeout asks for when the oldest of `count` publishes waited `seconds`.
+    func overdue(_ count: Int, waited seconds: Int, to broker: Int) -> Machine.Action {
+        let error = AMQPError(
+            .confirmTimeout,
+            "the oldest of \(count) unconfirmed publishes waited \(seconds) s for its confirm (confirm timeout 30 s)")
+        return .reconnect(.init(dropping: error, broker: broker, after: .milliseconds(200)))
+    }
+
+    @Test func anOverdueConfirmReplacesTheConnectionAndSendsAgainFirst() {
+        var machine = opened(brokers: 2, confirmTimeout: .seconds(30))
+        machine.enqueue(["a", "b"])
+        #expect(publishAll(&machine) == [1: "a", 2: "b"])
+        #expect(machine.tick(now: clock.now) == .none)
+        clock.advance(by: .seconds(30))
+        #expect(machine.tick(now: clock.now) == .none, "exactly the timeout is still waiting")
+        clock.advance(by: .milliseconds(1))
+        #expect(machine.tick(now: clock.now) == overdue(2, waited: 30, to: 1))
+        #expect(machine.unconfirmedCount == 0)
+        #expect(machine.backoffElapsed(now: clock.now) == .connect(broker: 1))
+        #expect(
+            machine.connectionEstablished(now: clock.now)
+                == .restore(.init(topologies: [], consumers: [], resend: ["a", "b"], reconnected: true)))
+        _ = machine.restored(now: clock.now)
+        #expect(publishAll(&machine) == [1: "a", 2: "b"])
+        clock.advance(by: .seconds(20))
+        #expect(machine.tick(now: clock.now) == .none, "the clock starts again on the new connection")
+    }
+
+    @Test func oneStuckPublishIsCaughtWhileOthersAreConfirmed() {
+        var machine = opened(confirmTimeout: .seconds(30))
+        machine.enqueue(["stuck", "b"])
+        _ = publishAll(&machine)
+        #expect(machine.tick(now: clock.now) == .none)
+        clock.advance(by: .seconds(20))
+        #expect(machine.publishConfirmed(tag: 2, multiple: false) == [.confirmed("b")])
+        machine.enqueue(["c"])
+        _ = publishAll(&machine)
+        clock.advance(by: .seconds(11))
+        #expect(machine.tick(now: clock.now) == overdue(2, waited: 31, to: 0))
+    }
+
+    @Test func eachConfirmRestartsTheWaitForTheNextOldest() {
+        var machine = opened(confirmTimeout: .seconds(30))
+        machine.enqueue(["a", "b"])
+        _ = publishAll(&machine)
+        #expect(machine.tick(now: clock.now) == .none)
+        clock.advance(by: .seconds(25))
+        #expect(machine.publishConfirmed(tag: 1, multiple: false) == [.confirmed("a")])
+        #expect(machine.tick(now: clock.now) == .none)
+        clock.advance(by: .seconds(25))
+        #expect(machine.tick(now: clock.now) == .none, "b has been the oldest for 25 s")
+        clock.advance(by: .seconds(6))
+        #expect(machine.tick(now: clock.now) == overdue(1, waited: 31, to: 0))
+    }
+
+    @Test func aBlockedBrokerStopsTheConfirmClock() {
+        var machine = opened(confirmTimeout: .seconds(30))
+        machine.enqueue(["a"])
+        _ = publishAll(&machine)
+        #expect(machine.tick(now: clock.now) == .none)
+        machine.brokerBlocked()
+        clock.advance(by: .seconds(600))
+        #expect(machine.tick(now: clock.now) == .none, "a resource alarm is a wait, not a fault")
+        machine.brokerUnblocked()
+        #expect(machine.tick(now: clock.now) == .none)
+        clock.advance(by: .seconds(30))
+        #expect(machine.tick(now: clock.now) == .none)
+        clock.advance(by: .seconds(1))
+        #expect(machine.tick(now: clock.now) == overdue(1, waited: 31, to: 0))
+    }
+
+    @Test func noConfirmTimeoutWaitsForEver() {
+        var machine = opened()
+        machine.enqueue(["a"])
+        _ = publishAll(&machine)
+        #expect(machine.tick(now: clock.now) == .none)
+        clock.advance(by: .seconds(3600))
+        #expect(machine.tick(now: clock.now) == .none)
+        #expect(machine.unconfirmedCount == 1)
     }
 
     // MARK: Blocked
