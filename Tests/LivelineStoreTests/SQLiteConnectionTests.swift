@@ -70,4 +70,45 @@ struct SQLiteConnectionTests {
             }
         }
     }
+
+    /// The batch's transactions are begun and ended by hand (cached statements): a body that
+    /// throws must leave nothing behind and the connection usable, with its busy timeout back.
+    @Test func aFailedBatchWriteIsRolledBackAndTheWriterStaysUsable() async throws {
+        struct Refused: Error {}
+        try await SQLiteTestDatabase.withPath { path in
+            let store = try SQLiteLivelineStore(configuration: .init(path: path, busyTimeout: 3))
+            _ = try await store.applyChanges([Fixtures.change("a-1", at: 1)])
+            await #expect(throws: Refused.self) {
+                try await store.writeHere { db in
+                    try db.execute(sql: "UPDATE activities SET content_state = '{}' WHERE id = 'a-1'")
+                    throw Refused()
+                }
+            }
+            let request = SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")
+            #expect(try await store.loadSnapshots([request], whileWriting: false)["a-1"]?.activity?.contentState == #"{"status":"at-1.0"}"#)
+            _ = try await store.applyChanges([Fixtures.change("a-1", at: 2)])
+            #expect(try await store.loadSnapshots([request], whileWriting: false)["a-1"]?.activity?.contentState == #"{"status":"at-2.0"}"#)
+            #expect(try await store.writeHere { try Int.fetchOne($0, sql: "PRAGMA busy_timeout") } == 3000)
+            #expect(try await store.writeHere { $0.isInsideTransaction })
+        }
+    }
+
+    /// When another process holds the write lock, the batch's write neither fails nor skips:
+    /// it waits on the writer's queue and goes through once the lock is free.
+    @Test func aBatchWriteWaitsForAnotherProcesssLock() async throws {
+        try await SQLiteTestDatabase.withPath { path in
+            let store = try SQLiteLivelineStore(configuration: .init(path: path, busyTimeout: 10))
+            var holder = Configuration()
+            holder.allowsUnsafeTransactions = true  // the lock stays held between the two calls
+            let other = try DatabaseQueue(path: path, configuration: holder)
+            try await other.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE") }
+            let writing = Task { try await store.applyChanges([Fixtures.change("a-1", at: 1)]) }
+            try await Task.sleep(for: .milliseconds(200))
+            try await other.writeWithoutTransaction { try $0.execute(sql: "COMMIT") }
+            #expect(try await writing.value == [.applied])
+            let request = SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")
+            #expect(try await store.loadSnapshots([request], whileWriting: false)["a-1"]?.activity != nil)
+            #expect(try await store.writeHere { try Int.fetchOne($0, sql: "PRAGMA busy_timeout") } == 10_000)
+        }
+    }
 }
