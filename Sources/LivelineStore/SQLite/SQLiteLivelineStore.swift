@@ -29,6 +29,7 @@ public final class SQLiteLivelineStore: ActivityStore {
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             // Negative: in KiB. SQLite's own default is 2 MiB.
             try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         pool = try Self.open(path: configuration.path, configuration: config, busyTimeout: configuration.busyTimeout)
         try pool.writeWithoutTransaction { db in try SQLiteSchema.migrate(db) }
