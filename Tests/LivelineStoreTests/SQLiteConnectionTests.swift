@@ -45,13 +45,12 @@ struct SQLiteConnectionTests {
                     entered.resume()
                 }
             }
-            let request = SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")
-            let during = try await store.loadSnapshots([request], whileWriting: false)
+            let during = try await loadedActivity(from: store)
             release.signal()
             #expect(try await writing.value == false, "the load waited for the write to end")
-            #expect(during["a-1"]?.activity?.contentState == #"{"status":"committed"}"#)
-            let after = try await store.loadSnapshots([request], whileWriting: false)
-            #expect(after["a-1"]?.activity?.contentState == #"{"status":"uncommitted"}"#)
+            #expect(during?.contentState == #"{"status":"committed"}"#)
+            let after = try await loadedActivity(from: store)
+            #expect(after?.contentState == #"{"status":"uncommitted"}"#)
         }
     }
 
@@ -61,12 +60,11 @@ struct SQLiteConnectionTests {
         try await SQLiteTestDatabase.withPath { path in
             let mine = try SQLiteLivelineStore(configuration: .init(path: path))
             let other = try SQLiteLivelineStore(configuration: .init(path: path))
-            let request = SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")
             for second in 1...3 {
                 _ = try await mine.applyChanges([Fixtures.change("a-1", at: Double(2 * second - 1))])
-                #expect(try await mine.loadSnapshots([request], whileWriting: false)["a-1"]?.activity?.contentState == #"{"status":"at-\#(Double(2 * second - 1))"}"#)
+                #expect(try await loadedActivity(from: mine)?.contentState == #"{"status":"at-\#(Double(2 * second - 1))"}"#)
                 _ = try await other.applyChanges([Fixtures.change("a-1", at: Double(2 * second))])
-                #expect(try await mine.loadSnapshots([request], whileWriting: false)["a-1"]?.activity?.contentState == #"{"status":"at-\#(Double(2 * second))"}"#)
+                #expect(try await loadedActivity(from: mine)?.contentState == #"{"status":"at-\#(Double(2 * second))"}"#)
             }
         }
     }
@@ -84,10 +82,9 @@ struct SQLiteConnectionTests {
                     throw Refused()
                 }
             }
-            let request = SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")
-            #expect(try await store.loadSnapshots([request], whileWriting: false)["a-1"]?.activity?.contentState == #"{"status":"at-1.0"}"#)
+            #expect(try await loadedActivity(from: store)?.contentState == #"{"status":"at-1.0"}"#)
             _ = try await store.applyChanges([Fixtures.change("a-1", at: 2)])
-            #expect(try await store.loadSnapshots([request], whileWriting: false)["a-1"]?.activity?.contentState == #"{"status":"at-2.0"}"#)
+            #expect(try await loadedActivity(from: store)?.contentState == #"{"status":"at-2.0"}"#)
             #expect(try await store.writeHere { try Int.fetchOne($0, sql: "PRAGMA busy_timeout") } == 3000)
             #expect(try await store.writeHere { $0.isInsideTransaction })
         }
@@ -106,9 +103,14 @@ struct SQLiteConnectionTests {
             try await Task.sleep(for: .milliseconds(200))
             try await other.writeWithoutTransaction { try $0.execute(sql: "COMMIT") }
             #expect(try await writing.value == [.applied])
-            let request = SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")
-            #expect(try await store.loadSnapshots([request], whileWriting: false)["a-1"]?.activity != nil)
+            #expect(try await loadedActivity(from: store) != nil)
             #expect(try await store.writeHere { try Int.fetchOne($0, sql: "PRAGMA busy_timeout") } == 10_000)
         }
+    }
+
+    /// Activity `a-1` as the translator's load sees it when no write of its own is under way.
+    private func loadedActivity(from store: SQLiteLivelineStore) async throws -> ActivityRecord? {
+        let request = SnapshotRequest(activityID: "a-1", userID: "u-1", attributesType: "RideAttributes")
+        return try await store.loadSnapshots([request], whileWriting: false)["a-1"]?.activity
     }
 }
