@@ -44,8 +44,8 @@ final class CArena {
         let entries = allocate(MemoryLayout<amqp_table_entry_t>.stride * table.count)
             .bindMemory(to: amqp_table_entry_t.self, capacity: table.count)
         // Sorted keys keep the wire form deterministic, which makes declarations idempotent.
-        for (index, key) in table.keys.sorted().enumerated() {
-            entries[index] = amqp_table_entry_t(key: bytes(key), value: fieldValue(table[key]!))
+        for (index, entry) in table.sorted(by: { $0.key < $1.key }).enumerated() {
+            entries[index] = amqp_table_entry_t(key: bytes(entry.key), value: fieldValue(entry.value))
         }
         return amqp_table_t(num_entries: Int32(table.count), entries: entries)
     }
@@ -121,9 +121,10 @@ extension AMQPFieldValue {
     }
 }
 
-extension Dictionary where Key == String, Value == AMQPFieldValue {
+extension AMQPTable {
     init(c table: amqp_table_t, names: inout StringInterner) {
-        self.init(minimumCapacity: Int(table.num_entries))
+        self.init()
+        reserveCapacity(Int(table.num_entries))
         for index in 0..<Int(table.num_entries) {
             let entry = table.entries[index]
             self[names.string(entry.key)] = AMQPFieldValue(entry.value, names: &names)

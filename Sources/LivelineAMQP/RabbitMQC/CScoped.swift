@@ -37,24 +37,24 @@ func withAMQPBytes<Result>(of string: String?, _ body: (amqp_bytes_t?) -> Result
 func withAMQPTable<Result>(_ table: AMQPTable, _ body: (amqp_table_t) -> Result) -> Result {
     guard !table.isEmpty else { return body(amqp_empty_table) }
     return withUnsafeTemporaryAllocation(of: amqp_table_entry_t.self, capacity: table.count) { entries in
-        withEntries(of: table, from: table.startIndex, at: 0, into: entries) {
+        withEntries(of: table.entries, at: 0, into: entries) {
             body(amqp_table_t(num_entries: Int32(table.count), entries: entries.baseAddress))
         }
     }
 }
 
-/// Fills `entries` from `index` on, each entry inside the scope of its key's and value's
+/// Fills `entries` from `position` on, each entry inside the scope of its key's and value's
 /// bytes, then calls `body` with all of them alive.
 private func withEntries<Result>(
-    of table: AMQPTable, from index: AMQPTable.Index, at position: Int,
+    of table: [AMQPTable.Element], at position: Int,
     into entries: UnsafeMutableBufferPointer<amqp_table_entry_t>, _ body: () -> Result
 ) -> Result {
-    guard index != table.endIndex else { return body() }
-    let (key, value) = table[index]
+    guard position < table.count else { return body() }
+    let (key, value) = table[position]
     return withAMQPBytes(of: key) { (keyBytes: amqp_bytes_t) -> Result in
         withAMQPFieldValue(value) { field in
             entries.baseAddress!.advanced(by: position).initialize(to: amqp_table_entry_t(key: keyBytes, value: field))
-            return withEntries(of: table, from: table.index(after: index), at: position + 1, into: entries, body)
+            return withEntries(of: table, at: position + 1, into: entries, body)
         }
     }
 }
