@@ -1,5 +1,6 @@
 import Foundation
 import LivelineCodecs
+import LivelineHTTP2
 import Logging
 import NIOCore
 import NIOHPACK
@@ -106,25 +107,25 @@ public final class APNsClient: Sendable {
                 detail: "device token is not hex; not sent"
             )
         }
-        var headers = HPACKHeaders()
+        var headers = HeaderFields()
         // Room for every header below and the authorization `perform` adds: grown one at a
         // time, the array was reallocated and copied four times per push (1.5 % of the sender).
         headers.reserveCapacity(11)
-        headers.add(name: ":method", value: "POST")
-        headers.add(name: ":scheme", value: endpoint.trust == .plaintext ? "http" : "https")
+        headers.add(.method, "POST")
+        headers.add(.scheme, endpoint.trust == .plaintext ? "http" : "https")
         // Values unique to one push stay out of the HPACK dynamic table: indexing them would only
         // evict the ones that repeat (topic, authorization) and slow every table lookup.
-        headers.add(name: ":path", value: "/3/device/" + push.deviceToken, indexing: .nonIndexable)
-        headers.add(name: ":authority", value: endpoint.host)
-        headers.add(name: "apns-push-type", value: "liveactivity")
-        headers.add(name: "apns-topic", value: liveActivityTopic)
-        headers.add(name: "apns-priority", value: push.priority == .high ? "10" : "5")
+        headers.add(.path, "/3/device/" + push.deviceToken, indexing: .nonIndexable)
+        headers.add(.authority, endpoint.host)
+        headers.add(.apnsPushType, "liveactivity")
+        headers.add(.apnsTopic, liveActivityTopic)
+        headers.add(.apnsPriority, push.priority == .high ? "10" : "5")
         if let expiration = push.expiration {
-            headers.add(name: "apns-expiration", value: expiration.headerValue, indexing: .nonIndexable)
+            headers.add(.apnsExpiration, expiration.headerValue, indexing: .nonIndexable)
         }
-        headers.add(name: "apns-id", value: push.apnsID.hyphenated(), indexing: .nonIndexable)
+        headers.add(.apnsId, push.apnsID.hyphenated(), indexing: .nonIndexable)
         if let collapseID = push.collapseID {
-            headers.add(name: "apns-collapse-id", value: collapseID)
+            headers.add(.apnsCollapseId, collapseID)
         }
         let body = allocator.buffer(bytes: push.payload)
         let response = try await perform(pool: pushPool, headers: consume headers, body: body)
@@ -138,18 +139,18 @@ public final class APNsClient: Sendable {
     /// Per Apple's "Sending broadcast push notification requests to APNs"
     /// (https://developer.apple.com/documentation/usernotifications/sending-broadcast-push-notification-requests-to-apns).
     public func broadcast(_ push: APNsBroadcastPush) async throws(APNsError) -> APNsResponse {
-        var headers = HPACKHeaders()
-        headers.add(name: ":method", value: "POST")
-        headers.add(name: ":scheme", value: endpoint.trust == .plaintext ? "http" : "https")
-        headers.add(name: ":path", value: "/4/broadcasts/apps/" + bundleID)
-        headers.add(name: ":authority", value: endpoint.host)
-        headers.add(name: "apns-channel-id", value: push.channelID)
-        headers.add(name: "apns-push-type", value: "liveactivity")
-        headers.add(name: "apns-priority", value: push.priority == .high ? "10" : "5")
+        var headers = HeaderFields()
+        headers.add(.method, "POST")
+        headers.add(.scheme, endpoint.trust == .plaintext ? "http" : "https")
+        headers.add(.path, "/4/broadcasts/apps/" + bundleID)
+        headers.add(.authority, endpoint.host)
+        headers.add(.apnsChannelId, push.channelID)
+        headers.add(.apnsPushType, "liveactivity")
+        headers.add(.apnsPriority, push.priority == .high ? "10" : "5")
         if let expiration = push.expiration {
-            headers.add(name: "apns-expiration", value: expiration.headerValue)
+            headers.add(.apnsExpiration, expiration.headerValue)
         }
-        headers.add(name: "apns-request-id", value: push.requestID.hyphenated(), indexing: .nonIndexable)
+        headers.add(.apnsRequestId, push.requestID.hyphenated(), indexing: .nonIndexable)
         let body = allocator.buffer(bytes: push.payload)
         let response = try await perform(pool: pushPool, headers: consume headers, body: body)
         return try successOrThrow(response, idHeader: "apns-request-id")
@@ -252,14 +253,14 @@ public final class APNsClient: Sendable {
         body: [UInt8]?,
         requestID: UUID
     ) async throws(APNsError) -> HTTP2Response {
-        var headers = HPACKHeaders()
-        headers.add(name: ":method", value: method)
-        headers.add(name: ":scheme", value: channelManagementEndpoint.trust == .plaintext ? "http" : "https")
-        headers.add(name: ":path", value: path)
-        headers.add(name: ":authority", value: channelManagementEndpoint.host)
-        headers.add(name: "apns-request-id", value: requestID.uuidString)
+        var headers = HeaderFields()
+        headers.add(.method, method)
+        headers.add(.scheme, channelManagementEndpoint.trust == .plaintext ? "http" : "https")
+        headers.add(.path, path)
+        headers.add(.authority, channelManagementEndpoint.host)
+        headers.add(.apnsRequestId, requestID.uuidString)
         if let channelID {
-            headers.add(name: "apns-channel-id", value: channelID)
+            headers.add(.apnsChannelId, channelID)
         }
         let buffer = body.map { allocator.buffer(bytes: $0) }
         let response = try await perform(pool: channelPool, headers: consume headers, body: buffer)
@@ -279,17 +280,17 @@ public final class APNsClient: Sendable {
     /// push's path.
     private func perform(
         pool: HTTP2ConnectionPool,
-        headers: consuming HPACKHeaders,
+        headers: consuming HeaderFields,
         body: ByteBuffer?
     ) async throws(APNsError) -> HTTP2Response {
         var retries = Retries()
         while true {
             let token = tokenSigner.currentToken()
             if retries.isFirstAttempt {
-                headers.add(name: "authorization", value: token.authorization, indexing: .indexable)
+                headers.add(.authorization, token.authorization, indexing: .indexable)
             } else {
                 // A retry: replace the token the first attempt added (a scan of every header).
-                headers.replaceOrAdd(name: "authorization", value: token.authorization, indexing: .indexable)
+                headers.replaceOrAdd(.authorization, token.authorization, indexing: .indexable)
             }
             let result = try await exchange(HTTP2Request(headers: copy headers, body: body), pool: pool)
             if let response = try settle(result, token: token, retries: &retries) { return response }
@@ -383,4 +384,21 @@ public final class APNsClient: Sendable {
             detail: ""
         )
     }
+}
+
+/// The header names the client sends, each looked up in HPACK's static table once.
+extension HeaderName {
+    static let authority = HeaderName(":authority")
+    static let method = HeaderName(":method")
+    static let path = HeaderName(":path")
+    static let scheme = HeaderName(":scheme")
+    static let apnsChannelId = HeaderName("apns-channel-id")
+    static let apnsCollapseId = HeaderName("apns-collapse-id")
+    static let apnsExpiration = HeaderName("apns-expiration")
+    static let apnsId = HeaderName("apns-id")
+    static let apnsPriority = HeaderName("apns-priority")
+    static let apnsPushType = HeaderName("apns-push-type")
+    static let apnsRequestId = HeaderName("apns-request-id")
+    static let apnsTopic = HeaderName("apns-topic")
+    static let authorization = HeaderName("authorization")
 }

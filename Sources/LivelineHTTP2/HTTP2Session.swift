@@ -229,7 +229,7 @@ package struct HTTP2Session {
 
     /// Opens a stream (client): writes the header block, then as much of the body as the windows
     /// allow; the rest follows with WINDOW_UPDATE. Returns the stream's id.
-    package mutating func sendRequest(_ headers: HPACKHeaders, body: ByteBuffer?) throws(HTTP2SessionSendError) -> UInt32 {
+    package mutating func sendRequest(_ headers: HeaderFields, body: ByteBuffer?) throws(HTTP2SessionSendError) -> UInt32 {
         guard !isClosed, peerGoAwayLastStreamID == nil else { throw .goingAway }
         guard nextLocalStreamID <= UInt32(Int32.max) else { throw .streamIDsExhausted }
         headerBlock.clear()
@@ -239,6 +239,11 @@ package struct HTTP2Session {
         streams[streamID] = Stream(sendWindow: initialSendWindow, receiveWindow: configuration.receiveWindow)
         writeHeadersAndBody(headerBlock, body: body, streamID: streamID)
         return streamID
+    }
+
+    /// ``sendRequest(_:body:)`` with NIO's header list.
+    package mutating func sendRequest(_ headers: HPACKHeaders, body: ByteBuffer?) throws(HTTP2SessionSendError) -> UInt32 {
+        try sendRequest(HeaderFields(headers), body: body)
     }
 
     /// Answers a peer's stream (server). `false` when the stream is gone: reset, or the session over.

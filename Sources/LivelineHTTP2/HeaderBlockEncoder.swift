@@ -49,25 +49,38 @@ package struct HeaderBlockEncoder {
 
     /// Appends the block for `headers` to `buffer`.
     package mutating func encode(_ headers: HPACKHeaders, to buffer: inout ByteBuffer) {
+        encode(HeaderFields(headers), to: &buffer)
+    }
+
+    /// Appends the block for `headers` to `buffer`.
+    package mutating func encode(_ headers: HeaderFields, to buffer: inout ByteBuffer) {
         if let size = pendingSizeUpdate {
             Self.writeInteger(size, prefixBits: 5, flags: 0x20, to: &buffer)  // dynamic table size update
             pendingSizeUpdate = nil
         }
-        for (name, value, indexing) in headers {
-            let representation = represent(name: name, value: value, indexing: indexing)
-            // One reservation and raw stores per field: ByteBuffer's own writes cost 280
-            // instructions each, five or six of them a field. The closure touches nothing of
-            // `self`, which would cost a dynamic exclusivity check per field.
-            let most = name.utf8.count + value.utf8.count + 3 * Self.longestInteger
+        let fields = headers.fields
+        // Every field's representation first (they change the dynamic table), then the whole
+        // block in one reservation with raw stores: ByteBuffer's own writes cost 280 instructions
+        // each, five or six of them a field, and a reservation per field cost a dynamic
+        // exclusivity check and a uniqueness check each. The write closure touches nothing of
+        // `self`, which would cost another check.
+        withUnsafeTemporaryAllocation(of: Representation.self, capacity: fields.count) { representations in
+            var most = 0
+            for index in fields.indices {
+                representations.initializeElement(at: index, to: represent(fields[index]))
+                most += fields[index].name.text.utf8.count + fields[index].value.utf8.count + 3 * Self.longestInteger
+            }
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: most) { bytes in
                 var field = FieldWriter(bytes.baseAddress!)
-                switch representation {
-                case .indexed(let index):
-                    field.integer(index, prefixBits: 7, flags: 0x80)
-                case .literal(let nameIndex, let prefixBits, let flags):
-                    field.integer(nameIndex, prefixBits: prefixBits, flags: flags)
-                    if nameIndex == 0 { field.string(name) }
-                    field.string(value)
+                for index in fields.indices {
+                    switch representations[index] {
+                    case .indexed(let index):
+                        field.integer(index, prefixBits: 7, flags: 0x80)
+                    case .literal(let nameIndex, let prefixBits, let flags):
+                        field.integer(nameIndex, prefixBits: prefixBits, flags: flags)
+                        if nameIndex == 0 { field.string(fields[index].name.text) }
+                        field.string(fields[index].value)
+                    }
                 }
                 return field.count
             }
@@ -85,11 +98,15 @@ package struct HeaderBlockEncoder {
     }
 
     /// How to send a field; an indexable literal enters the dynamic table here.
-    private mutating func represent(name: String, value: String, indexing: HPACKIndexing) -> Representation {
-        let known = StaticTable.lookup(name: name, value: value)
+    private mutating func represent(_ header: HeaderFields.Field) -> Representation {
+        let (name, value, indexing) = (header.name.text, header.value, header.indexing)
         // A never-indexed field stays a literal, flag and all, for every hop after this one.
-        if let index = known.field, indexing != .neverIndexed { return .indexed(index) }
-        var nameIndex = known.name ?? 0
+        if indexing != .neverIndexed,
+            let index = StaticTable.index(of: value, from: header.name.staticIndex, count: header.name.staticCount)
+        {
+            return .indexed(index)
+        }
+        var nameIndex = header.name.staticIndex
         if indexing == .indexable || nameIndex == 0 {
             switch dynamicLookup(name: name, value: value, fieldWanted: indexing == .indexable) {
             case .field(let index):
@@ -155,14 +172,15 @@ package struct HeaderBlockEncoder {
     /// is not to be indexed only wants a name (its value is sent as a literal).
     private func dynamicLookup(name: String, value: String, fieldWanted: Bool) -> DynamicMatch {
         var nameMatch = DynamicMatch.none
-        var index = 62
-        for entry in entries.reversed() {
-            if entry.name == name {
-                if !fieldWanted { return .name(index) }
-                if entry.value == value { return .field(index) }
-                if case .none = nameMatch { nameMatch = .name(index) }
-            }
-            index += 1
+        // By position, newest first: `reversed()` copied each entry out, two retains and releases.
+        var position = entries.count
+        while position > 0 {
+            position -= 1
+            guard same(entries[position].name, name) else { continue }
+            let index = 62 + entries.count - 1 - position
+            if !fieldWanted { return .name(index) }
+            if same(entries[position].value, value) { return .field(index) }
+            if case .none = nameMatch { nameMatch = .name(index) }
         }
         return nameMatch
     }
@@ -226,37 +244,28 @@ enum StaticTable {
         ("user-agent", ""), ("vary", ""), ("via", ""), ("www-authenticate", ""),
     ]
 
-    private struct Name {
-        var name: String
-        var index: Int
-        /// Only the entries whose value is not empty: a field with an empty value is rare, and
-        /// sending it as a literal is as correct as by its index.
-        var values: [(value: String, index: Int)]
+    /// Where the table has `name`: the index of its first entry and how many entries have it
+    /// (the table keeps a name's entries together); (0, 0) when it has none.
+    static func lookup(name: String) -> (index: Int, count: Int) {
+        guard let first = entries.firstIndex(where: { $0.name == name }) else { return (0, 0) }
+        let count = entries[first...].prefix { $0.name == name }.count
+        return (first + 1, count)
     }
 
-    /// The names by their length in bytes: a field's name is compared with the two or three
-    /// names of its length, cheaper than hashing it for a dictionary.
-    private static let namesByLength: [[Name]] = {
-        var byLength = [[Name]](repeating: [], count: 28)
-        for (offset, entry) in entries.enumerated() {
-            let length = entry.name.utf8.count
-            if let known = byLength[length].firstIndex(where: { $0.name == entry.name }) {
-                if !entry.value.isEmpty { byLength[length][known].values.append((entry.value, offset + 1)) }
-            } else {
-                byLength[length].append(Name(name: entry.name, index: offset + 1, values: entry.value.isEmpty ? [] : [(entry.value, offset + 1)]))
-            }
-        }
-        return byLength
-    }()
-
-    /// The index of the field, if the table has it, and else of its name, if it has that.
-    static func lookup(name: String, value: String) -> (field: Int?, name: Int?) {
-        let length = name.utf8.count
-        guard length < namesByLength.count else { return (nil, nil) }
-        for known in namesByLength[length] where known.name == name {
-            for candidate in known.values where candidate.value == value { return (candidate.index, known.index) }
-            return (nil, known.index)
-        }
-        return (nil, nil)
+    /// The index of the entry with this value among a name's `count` entries from `index`; nil
+    /// for none. Entries with an empty value are never matched: a field with an empty value is
+    /// rare, and sending it as a literal is as correct as by its index.
+    @inline(__always)
+    static func index(of value: String, from index: Int, count: Int) -> Int? {
+        guard !value.isEmpty else { return nil }
+        for candidate in index..<index + count where same(entries[candidate - 1].value, value) { return candidate }
+        return nil
     }
+}
+
+/// Strings compared by length first, which tells most apart in a few instructions where `==`
+/// alone costs about a hundred.
+@inline(__always)
+func same(_ text: String, _ other: String) -> Bool {
+    text.utf8.count == other.utf8.count && text == other
 }

@@ -44,6 +44,33 @@ struct HeaderBlockEncoderTests {
         #expect(Array(block.readableBytesView) == [0x83, 0x87, 0x88])
     }
 
+    @Test("a name's place in the static table is found when the name is made: its values are indexes, others name it by index")
+    func staticNamesFoundOnce() throws {
+        var headers = HeaderFields()
+        headers.add(HeaderName(":method"), "GET")
+        headers.add(HeaderName(":status"), "304")
+        headers.add(HeaderName(":status"), "201", indexing: .nonIndexable)
+        headers.add(HeaderName("accept-encoding"), "gzip, deflate")
+        headers.add(HeaderName("www-authenticate"), "x", indexing: .nonIndexable)
+        headers.add(HeaderName(":authority"), "")
+        headers.add(HeaderName("apns-topic"), "t", indexing: .nonIndexable)
+        var encoder = HeaderBlockEncoder()
+        var block = ByteBuffer()
+        encoder.encode(headers, to: &block)
+        #expect(Array(block.readableBytesView) == [
+            0x82,  // :method GET, entry 2
+            0x8B,  // :status 304, entry 11
+            0x08, 0x03, 0x32, 0x30, 0x31,  // :status by name (8), "201", without indexing
+            0x90,  // accept-encoding: gzip, deflate, entry 16
+            0x0F, 0x2E, 0x01, 0x78,  // www-authenticate by name (61 = 15 + 46), "x"
+            0x41, 0x00,  // :authority by name (1) with an empty value, incremental indexing
+            0x00, 0x0A, 0x61, 0x70, 0x6E, 0x73, 0x2D, 0x74, 0x6F, 0x70, 0x69, 0x63, 0x01, 0x74,  // apns-topic: t, name literal
+        ])
+        var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
+        let decoded = try decoder.decodeHeaders(from: &block)
+        #expect(decoded.map { "\($0.name): \($0.value)" } == headers.fields.map { "\($0.name.text): \($0.value)" })
+    }
+
     @Test("a push's second header block carries only its path, id, expiration and indexes")
     func repeatedFieldsBecomeIndexes() throws {
         var encoder = HeaderBlockEncoder()

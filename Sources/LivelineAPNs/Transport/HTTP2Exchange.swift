@@ -1,10 +1,21 @@
+import LivelineHTTP2
 import NIOCore
 import NIOHPACK
 
 /// One request as the transport sends it: header block (pseudo-headers included) and body.
 struct HTTP2Request: Sendable {
-    var headers: HPACKHeaders
+    var headers: HeaderFields
     var body: ByteBuffer?
+
+    init(headers: HeaderFields, body: ByteBuffer?) {
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A request with NIO's header list.
+    init(headers: HPACKHeaders, body: ByteBuffer?) {
+        self.init(headers: HeaderFields(headers), body: body)
+    }
 }
 
 /// One complete response.
