@@ -18,7 +18,7 @@ package struct HeaderName: Sendable {
 
 /// An ordered header list, each field with its HPACK indexing: what ``HeaderBlockEncoder``
 /// encodes. NIO's `HPACKHeaders` checks every byte of a name as it is added (3,000
-/// instructions a push); these names are checked once, when made.
+/// instructions a push); these names are made once, from the caller's constants.
 package struct HeaderFields: Sendable {
     package struct Field: Sendable {
         package var name: HeaderName
@@ -48,10 +48,5 @@ package struct HeaderFields: Sendable {
     package mutating func replaceOrAdd(_ name: HeaderName, _ value: String, indexing: HPACKIndexing = .indexable) {
         fields.removeAll { $0.name.text == name.text }
         add(name, value, indexing: indexing)
-    }
-
-    /// The first value under `name`, or nil.
-    package func first(_ name: String) -> String? {
-        fields.first { $0.name.text == name }?.value
     }
 }
