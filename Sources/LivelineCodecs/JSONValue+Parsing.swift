@@ -104,6 +104,18 @@ package struct JSONReader {
         return position < bytes.count && bytes[position] == UInt8(ascii: "{")
     }
 
+    /// The next value if it is a string; nil, once read past, if it is of another type. For a
+    /// record that takes its strings as they are, without a ``JSONValue`` around each to be
+    /// copied and destroyed.
+    package mutating func stringIfString(depth: Int) throws -> String? {
+        skipWhitespace()
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+            _ = try value(depth: depth)
+            return nil
+        }
+        return try string()
+    }
+
     @usableFromInline func error(_ message: String) -> JSONSyntaxError {
         JSONSyntaxError(message: message, offset: position)
     }

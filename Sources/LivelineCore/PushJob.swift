@@ -234,7 +234,7 @@ extension PushJob {
                             }
                         }
                     } else {
-                        fields.set(key, try reader.value(depth: 1))
+                        try fields.read(key, from: &reader)
                     }
                 }
             }
@@ -260,8 +260,12 @@ extension PushJob {
         guard let event = PushEvent(rawValue: try F.string(fields.event, "event")) else {
             throw F.invalid("event", "is not start, update or end")
         }
-        var expiration: Int64?
-        if let value = fields.expiration, value != .null { expiration = try F.integer(value, "expiration") }
+        let expiration: Int64?
+        switch fields.expiration {
+        case .value(let seconds): expiration = seconds
+        case .absent: expiration = nil
+        case .mistyped: throw F.invalid("expiration", "is not an integer")
+        }
         self.init(
             jobId: try F.string(fields.jobId, "jobId"), apnsId: apnsId,
             activityId: try F.string(fields.activityId, "activityId"), domain: try F.string(fields.domain, "domain"),
@@ -290,65 +294,98 @@ extension PushJob {
         }
     }
 
+    /// A member as read: absent, of the type its field takes, or of another type.
+    private enum Member<Value> {
+        case absent
+        case value(Value)
+        case mistyped
+    }
+
     /// A job's members as read, then checked and converted with errors that name the field.
+    /// Each is kept as the type its field takes, not as a `JSONValue`: copying and destroying
+    /// sixteen of those was 2,000 instructions a job in the sender.
     private struct Fields {
-        var jobId, apnsId, activityId, domain, eventId, eventTime, userId, attributesType: JSONValue?
-        var bundleId, priority, expiration, event, payload, isTerminal, sequence: JSONValue?
+        typealias Text = Member<String>
+        var jobId = Text.absent, apnsId = Text.absent, activityId = Text.absent, domain = Text.absent
+        var eventId = Text.absent, eventTime = Text.absent, userId = Text.absent, attributesType = Text.absent
+        var bundleId = Text.absent, event = Text.absent, payload = Text.absent
+        var priority = Member<Int64>.absent, sequence = Member<Int64>.absent
+        /// `null` stands for no expiration, as absent does.
+        var expiration = Member<Int64?>.absent
+        var isTerminal = Member<Bool>.absent
         var sawTarget = false
         /// `target`'s members: read into fields, not dictionaries, as every job has one.
         var device, channel: TargetFields?
 
         /// Keys are compared as bytes (a `switch` on a `String` would need one made per key),
         /// after a switch on their length that leaves at most three to compare.
-        mutating func set(_ key: JSONKey, _ value: JSONValue) {
+        mutating func read(_ key: JSONKey, from reader: inout JSONReader) throws {
             switch key.count {
-            case 5:
-                if key == "jobId" { jobId = value } else if key == "event" { event = value }
-            case 6:
-                if key == "apnsId" { apnsId = value } else if key == "domain" { domain = value } else if key == "userId" { userId = value }
-            case 7:
-                if key == "eventId" { eventId = value } else if key == "payload" { payload = value }
-            case 8:
-                if key == "bundleId" { bundleId = value } else if key == "priority" { priority = value } else if key == "sequence" { sequence = value }
-            case 9:
-                if key == "eventTime" { eventTime = value }
-            case 10:
-                if key == "activityId" {
-                    activityId = value
-                } else if key == "expiration" {
-                    expiration = value
-                } else if key == "isTerminal" {
-                    isTerminal = value
+            case 5 where key == "jobId": jobId = try Self.string(&reader)
+            case 5 where key == "event": event = try Self.string(&reader)
+            case 6 where key == "apnsId": apnsId = try Self.string(&reader)
+            case 6 where key == "domain": domain = try Self.string(&reader)
+            case 6 where key == "userId": userId = try Self.string(&reader)
+            case 7 where key == "eventId": eventId = try Self.string(&reader)
+            case 7 where key == "payload": payload = try Self.string(&reader)
+            case 8 where key == "bundleId": bundleId = try Self.string(&reader)
+            case 8 where key == "priority": priority = try Self.integer(&reader)
+            case 8 where key == "sequence": sequence = try Self.integer(&reader)
+            case 9 where key == "eventTime": eventTime = try Self.string(&reader)
+            case 10 where key == "activityId": activityId = try Self.string(&reader)
+            case 10 where key == "isTerminal":
+                if case .bool(let flag) = try reader.value(depth: 1) { isTerminal = .value(flag) } else { isTerminal = .mistyped }
+            case 10 where key == "expiration":
+                switch try reader.value(depth: 1) {
+                case .integer(let seconds): expiration = .value(seconds)
+                case .null: expiration = .value(nil)
+                default: expiration = .mistyped
                 }
-            case 14:
-                if key == "attributesType" { attributesType = value }
+            case 14 where key == "attributesType": attributesType = try Self.string(&reader)
             default:
-                break  // apnsTopic is derived; unknown keys are ignored.
+                _ = try reader.value(depth: 1)  // apnsTopic is derived; unknown keys are ignored.
             }
+        }
+
+        private static func string(_ reader: inout JSONReader) throws -> Member<String> {
+            try reader.stringIfString(depth: 1).map(Member.value) ?? .mistyped
+        }
+
+        private static func integer(_ reader: inout JSONReader) throws -> Member<Int64> {
+            guard case .integer(let number) = try reader.value(depth: 1) else { return .mistyped }
+            return .value(number)
         }
 
         static func invalid(_ key: String, _ problem: String) -> FormatError {
             FormatError(description: "\(key) \(problem)")
         }
 
-        static func value(_ value: JSONValue?, _ key: String) throws(FormatError) -> JSONValue {
-            guard let value else { throw FormatError(description: "missing \(key)") }
-            return value
+        /// The member's value, or the error that names it.
+        static func value<Value>(_ member: Member<Value>, _ key: String, _ problem: String) throws(FormatError) -> Value {
+            switch member {
+            case .value(let value): return value
+            case .mistyped: throw invalid(key, problem)
+            case .absent: throw FormatError(description: "missing \(key)")
+            }
         }
 
+        static func string(_ member: Member<String>, _ key: String) throws(FormatError) -> String {
+            try value(member, key, "is not a string")
+        }
+
+        static func integer(_ member: Member<Int64>, _ key: String) throws(FormatError) -> Int64 {
+            try value(member, key, "is not an integer")
+        }
+
+        static func bool(_ member: Member<Bool>, _ key: String) throws(FormatError) -> Bool {
+            try value(member, key, "is not a boolean")
+        }
+
+        /// A target member (`token`, `kind`, …), read as a `JSONValue`.
         static func string(_ value: JSONValue?, _ key: String) throws(FormatError) -> String {
-            guard case .string(let text) = try Self.value(value, key) else { throw invalid(key, "is not a string") }
+            guard let value else { throw FormatError(description: "missing \(key)") }
+            guard case .string(let text) = value else { throw invalid(key, "is not a string") }
             return text
-        }
-
-        static func integer(_ value: JSONValue?, _ key: String) throws(FormatError) -> Int64 {
-            guard case .integer(let number) = try Self.value(value, key) else { throw invalid(key, "is not an integer") }
-            return number
-        }
-
-        static func bool(_ value: JSONValue?, _ key: String) throws(FormatError) -> Bool {
-            guard case .bool(let flag) = try Self.value(value, key) else { throw invalid(key, "is not a boolean") }
-            return flag
         }
 
         func pushTarget() throws(FormatError) -> PushTarget {
