@@ -226,7 +226,7 @@ extension PushJob {
                         fields.sawTarget = true
                         try reader.keyedMembers(depth: 1) { kind, reader in
                             var members = TargetFields()
-                            try reader.keyedMembers(depth: 2) { name, reader in members.set(name, try reader.value(depth: 3)) }
+                            try reader.keyedMembers(depth: 2) { name, reader in try members.read(name, from: &reader) }
                             if kind == "device" {
                                 fields.device = members
                             } else if kind == "channel" {
@@ -279,17 +279,20 @@ extension PushJob {
 
     /// The members of `target.device` or `target.channel` a job uses; others are ignored.
     private struct TargetFields {
-        var token, kind, environment, key: JSONValue?
+        var token = Member<String>.absent, kind = Member<String>.absent
+        var environment = Member<String>.absent, key = Member<String>.absent
 
-        mutating func set(_ name: JSONKey, _ value: JSONValue) {
+        mutating func read(_ name: JSONKey, from reader: inout JSONReader) throws {
             if name == "token" {
-                token = value
+                token = try Fields.string(&reader, depth: 3)
             } else if name == "kind" {
-                kind = value
+                kind = try Fields.string(&reader, depth: 3)
             } else if name == "environment" {
-                environment = value
+                environment = try Fields.string(&reader, depth: 3)
             } else if name == "key" {
-                key = value
+                key = try Fields.string(&reader, depth: 3)
+            } else {
+                _ = try reader.value(depth: 3)
             }
         }
     }
@@ -347,8 +350,8 @@ extension PushJob {
             }
         }
 
-        private static func string(_ reader: inout JSONReader) throws -> Member<String> {
-            try reader.stringIfString(depth: 1).map(Member.value) ?? .mistyped
+        static func string(_ reader: inout JSONReader, depth: Int = 1) throws -> Member<String> {
+            try reader.stringIfString(depth: depth).map(Member.value) ?? .mistyped
         }
 
         private static func integer(_ reader: inout JSONReader) throws -> Member<Int64> {
@@ -381,21 +384,16 @@ extension PushJob {
             try value(member, key, "is not a boolean")
         }
 
-        /// A target member (`token`, `kind`, …), read as a `JSONValue`.
-        static func string(_ value: JSONValue?, _ key: String) throws(FormatError) -> String {
-            guard let value else { throw FormatError(description: "missing \(key)") }
-            guard case .string(let text) = value else { throw invalid(key, "is not a string") }
-            return text
-        }
-
         func pushTarget() throws(FormatError) -> PushTarget {
             guard sawTarget else { throw FormatError(description: "missing target") }
             if let device {
                 guard let kind = PushTarget.DeviceTokenKind(rawValue: try Self.string(device.kind, "target.device.kind")) else {
                     throw Self.invalid("target.device.kind", "is not update or pushToStart")
                 }
-                var environment = APNsEnvironment.production
-                if device.environment != nil {
+                let environment: APNsEnvironment
+                if case .absent = device.environment {
+                    environment = .production
+                } else {
                     guard let named = APNsEnvironment(rawValue: try Self.string(device.environment, "target.device.environment"))
                     else { throw Self.invalid("target.device.environment", "is not production or sandbox") }
                     environment = named
