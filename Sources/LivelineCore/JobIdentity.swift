@@ -11,12 +11,19 @@ public enum JobIdentity {
         0x6F, 0x1C, 0x2A, 0x57, 0x9D, 0x0E, 0x4B, 0x7A, 0x8A, 0x51, 0x2F, 0x3C, 0x9E, 0x4D, 0x7B, 0x10
     ))
 
-    /// The job id: 40 hex characters, SHA-1 of the event id and the target. Hashed
-    /// because the target holds a whole device token, which must not be logged.
+    /// The job id: 40 hex characters, SHA-1 of the event id and the target (its kind and
+    /// lowercased token, or its channel). Hashed because the target holds a whole device
+    /// token, which must not be logged. A token lives in one environment, so the environment
+    /// is not part of it.
     public static func jobId(eventId: String, target: PushTarget) -> String {
         // SHA-1 derives identifiers here, never secures anything, so its weakness does not matter.
         var sha1 = Insecure.SHA1()
-        for part in ["liveline.job\u{0}", eventId, "\u{0}", target.identityText] { sha1.update(utf8Of: part) }
+        switch target {
+        case .device(let token, let kind, _):
+            sha1.update(utf8Of: "liveline.job\u{0}", eventId, "\u{0}device:", kind.rawValue, ":", DeviceToken.lowercased(token))
+        case .channel(let key):
+            sha1.update(utf8Of: "liveline.job\u{0}", eventId, "\u{0}channel:", key)
+        }
         return sha1.finalize().withUnsafeBytes { Hex.encode($0) }
     }
 
@@ -31,13 +38,15 @@ public enum JobIdentity {
         var sha1 = Insecure.SHA1()
         withUnsafeBytes(of: namespace.uuid) { sha1.update(bufferPointer: $0) }
         sha1.update(utf8Of: name)
-        var bytes = Array(sha1.finalize())
-        bytes[6] = (bytes[6] & 0x0F) | 0x50
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(uuid: (
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-        ))
+        // The digest's first 16 bytes copied as they are: reading them as a sequence into an
+        // array went through the generic iterator, byte by byte.
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        sha1.finalize().withUnsafeBytes { digest in
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: digest.prefix(16))) }
+        }
+        uuid.6 = (uuid.6 & 0x0F) | 0x50
+        uuid.8 = (uuid.8 & 0x3F) | 0x80
+        return UUID(uuid: uuid)
     }
 }
 
@@ -47,5 +56,25 @@ extension Insecure.SHA1 {
     mutating func update(utf8Of text: String) {
         var text = text
         text.withUTF8 { update(bufferPointer: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Hashes the pieces' UTF-8 as one message, gathered on the stack and fed in one `update`:
+    /// each `update` costs about as much as copying a job id's pieces, and a job id has six.
+    mutating func update(utf8Of pieces: String...) {
+        let length = pieces.reduce(0) { $0 + $1.utf8.count }
+        guard length <= 512 else {
+            for piece in pieces { update(utf8Of: piece) }
+            return
+        }
+        withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { buffer in
+            var offset = 0
+            for var piece in pieces {
+                piece.withUTF8 { bytes in
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]).copyMemory(from: UnsafeRawBufferPointer(bytes))
+                    offset += bytes.count
+                }
+            }
+            update(bufferPointer: UnsafeRawBufferPointer(buffer))
+        }
     }
 }

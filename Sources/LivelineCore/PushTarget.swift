@@ -21,15 +21,6 @@ public enum PushTarget: Hashable, Sendable {
         case pushToStart
     }
 
-    /// A stable text form for ids (not for logs: it holds the whole token). A token lives in
-    /// one environment, so the environment is not part of it.
-    var identityText: String {
-        switch self {
-        case .device(let token, let kind, _): "device:\(kind.rawValue):\(DeviceToken.lowercased(token))"
-        case .channel(let key): "channel:\(key)"
-        }
-    }
-
     /// The sender's lane for this target's pushes of `activity`: ActivityKit orders each
     /// device's pushes, so pushes to one target go in order, while the devices of one
     /// activity (a game's whole audience) are sent to in parallel. A token is named by a

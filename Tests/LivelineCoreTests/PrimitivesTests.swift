@@ -15,6 +15,10 @@ struct PrimitivesTests {
         #expect(
             JobIdentity.jobId(eventId: String(repeating: "9f1c", count: 3), target: .device(token: token, kind: .update))
                 == "170adcd6c5d3aa3953d328ca5e27599efa41e0fe")
+        // Past the 512 bytes hashed from one stack buffer, the pieces are hashed one by one.
+        #expect(
+            JobIdentity.jobId(eventId: "e-long", target: .device(token: String(repeating: "ab", count: 300), kind: .update))
+                == "08559f139b15a6c6492fb9024e1c696c762868c8")
     }
 
     @Test(arguments: [
