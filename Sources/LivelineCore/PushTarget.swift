@@ -33,7 +33,16 @@ public enum PushTarget: Hashable, Sendable {
             let hash = token.withUTF8 { bytes in
                 bytes.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { hash, byte in (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
             }
-            return activity + "\n" + kind.rawValue + ":" + String(hash, radix: 16)
+            // One string, sized once: joining the four pieces made a string of each join.
+            let hex = String(hash, radix: 16)
+            var key = ""
+            key.reserveCapacity(activity.utf8.count + kind.rawValue.utf8.count + hex.utf8.count + 2)
+            key += activity
+            key += "\n"
+            key += kind.rawValue
+            key += ":"
+            key += hex
+            return key
         case .channel:
             return "\(activity)\nchannel"
         }
