@@ -57,8 +57,16 @@ struct AlertRendering {
         var current: JSONValue?
         if path.utf8.contains(UInt8(ascii: ".")) {
             current = root
-            // By byte: splitting the `Character`s cost several thousand instructions a path.
-            for key in path.utf8.split(separator: UInt8(ascii: ".")) { current = current?[String(Substring(key))] }
+            // By byte, one segment at a time: splitting the `Character`s cost several thousand
+            // instructions a path, and `split` an array of the segments. Empty segments are
+            // skipped, as `split` skips them.
+            let utf8 = path.utf8
+            var start = utf8.startIndex
+            while start < utf8.endIndex {
+                let end = utf8[start...].firstIndex(of: UInt8(ascii: ".")) ?? utf8.endIndex
+                if start < end { current = current?[String(Substring(utf8[start..<end]))] }
+                start = end < utf8.endIndex ? utf8.index(after: end) : end
+            }
         } else {
             current = root[path]
         }

@@ -105,6 +105,15 @@ struct PrimitivesTests {
         #expect(accented.title == "⚽️ Ana–3 👏🏽")
         #expect(accented.body == "Ölf é  ¿ARS?")
         #expect(unresolved == ["missing", ""])
+
+        // Dotted paths: empty segments are skipped; a path past a leaf or a missing member is unresolved.
+        let paths = rendering.render(
+            AlertTemplate(title: "{team..abbr}{.team.abbr.}", body: "{team.abbr.x}{team.nope}{team}", sound: nil),
+            unresolved: &unresolved
+        )
+        #expect(paths.title == "ARSARS")
+        #expect(paths.body == #"{"abbr":"ARS"}"#)
+        #expect(unresolved == ["missing", "", "team.abbr.x", "team.nope"])
     }
 
     @Test func jsonValueKeepsIntegersApart() throws {
