@@ -40,7 +40,9 @@ private final class Node {
 
     var kind = Kind.empty
     var value = JSONValue.null
-    var members: [String: Child] = [:]
+    /// In the order written. A model writes each key once, so a list costs an append where a
+    /// dictionary hashed every key, and the object's dictionary is built once, at the end.
+    var members: [(key: String, child: Child)] = []
     var items: [Child] = []
     let location: CodingLocation
 
@@ -59,9 +61,16 @@ private final class Node {
         switch kind {
         case .empty: .object([:])
         case .value: value
-        case .object: .object(members.mapValues { $0.materialize() })
+        case .object: .object(materializedMembers())
         case .array: .array(items.map { $0.materialize() })
         }
+    }
+
+    /// A key written twice keeps its last value, as `JSONEncoder`'s dictionary does.
+    private func materializedMembers() -> [String: JSONValue] {
+        var object = [String: JSONValue](minimumCapacity: members.count)
+        for (key, child) in members { object[key] = child.materialize() }
+        return object
     }
 
     /// The special types are told apart by comparing metatypes, which costs a compare; a
@@ -81,13 +90,13 @@ private final class Node {
     func child(forKey key: any CodingKey) -> Node {
         let node = Node(location: CodingLocation(parent: codingPath, key: key))
         kind = .object
-        members[key.stringValue] = .node(node)
+        members.append((key.stringValue, .node(node)))
         return node
     }
 
     func set(_ value: JSONValue, forKey key: any CodingKey) {
         kind = .object
-        members[key.stringValue] = .value(value)
+        members.append((key.stringValue, .value(value)))
     }
 
     func appendChild() -> Node {
@@ -140,9 +149,8 @@ private struct EncoderView: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         if node.kind != .object {
             node.kind = .object
-            // Room for a typical model's fields: growing from empty rehashed the members
-            // three times, and inserting was most of the encoder's cost.
-            node.members = Dictionary(minimumCapacity: 8)
+            // Room for a typical model's fields, so the list grows once at most.
+            node.members.reserveCapacity(8)
         }
         return KeyedEncodingContainer(KeyedContainer<Key>(node: node))
     }
