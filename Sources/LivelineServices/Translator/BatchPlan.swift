@@ -119,11 +119,13 @@ struct BatchPlan: Sendable {
         let decision = translator.translate(
             event: event, activity: replay ?? state.snapshot, tokens: state.tokens,
             preferences: state.preferences, budget: state.budget, now: now)
+        // The decision moves into the entry, which moves into the plan; both are read in place
+        // after, since a copy of either is a retain for each of their many fields.
         var entry = Entry(event: event, body: body, decision: decision, budgetBefore: state.budget)
         if replay != nil {
             // Stored by the earlier attempt already: publish again, store and spend nothing.
-            if case .send(let send) = decision { entry.budgetBefore = send.newBudget }
-            entries.append(entry)
+            if case .send(let send) = entry.decision { entry.budgetBefore = send.newBudget }
+            entries.append(consume entry)
             trace.append(TraceEntry(activityID: event.activityId, at: now, kind: .pushDecided,
                                     detail: "event \(event.id): redelivered after its state was stored; jobs published again"))
             return
@@ -132,7 +134,7 @@ struct BatchPlan: Sendable {
         let newSnapshot: ActivitySnapshot?
         let kind: TraceEntry.Kind
         let notes: [String]
-        switch decision {
+        switch entry.decision {
         case .send(let send):
             newSnapshot = send.newSnapshot
             state.budget = send.newBudget
@@ -154,7 +156,7 @@ struct BatchPlan: Sendable {
             changes.append(Self.change(for: event, snapshot: newSnapshot))
         }
         states[event.activityId] = state
-        entries.append(entry)
+        entries.append(consume entry)
         // Notes name tokens only by prefix (PushTarget.logDescription), never in full. The line
         // is built in one string: interpolating and joining it made a string per piece.
         var detail = "event "

@@ -222,11 +222,15 @@ struct BatchProcessor: Sendable {
         // 4. One transaction: every applied state, every decision's trace, and the priority-10
         //    budget of the sends whose state applies (the store's counter is the one shared
         //    across workers).
+        // The entries are read in place, by index: `for entry in` copied each one (its event,
+        // body and decision, a dozen retains) in every loop over them.
         let supersededAhead = next.map { translator.supersededAhead(plan.entries.map(\.event), by: $0.coalesced.kept) } ?? [:]
-        for entry in plan.entries {
-            guard case .send = entry.decision, let newer = supersededAhead[entry.event.id] else { continue }
-            trace.append(TraceEntry(activityID: entry.event.activityId, at: now, kind: .dropped,
-                                    detail: "event \(entry.event.id): superseded by \(newer) in the next batch; stored, not sent"))
+        for index in plan.entries.indices {
+            guard case .send = plan.entries[index].decision, let newer = supersededAhead[plan.entries[index].event.id]
+            else { continue }
+            let event = plan.entries[index].event
+            trace.append(TraceEntry(activityID: event.activityId, at: now, kind: .dropped,
+                                    detail: "event \(event.id): superseded by \(newer) in the next batch; stored, not sent"))
         }
         let spending = budgetDemands(plan.entries, supersededAhead: supersededAhead, now: now)
         let (outcomes, spent) = try await store.applyChanges(plan.changes, trace: trace + plan.trace, spending: spending.demands)
@@ -235,8 +239,9 @@ struct BatchProcessor: Sendable {
 
         // 5. Keep the sends whose state the store applied (another worker may have
         //    stored a newer event or an end meanwhile).
-        var sends: [(entry: BatchPlan.Entry, send: TranslationDecision.Send)] = []
-        for entry in plan.entries {
+        var sends: [TranslationDecision.Send] = []
+        for entryIndex in plan.entries.indices {
+            let entry = plan.entries[entryIndex]
             switch entry.decision {
             case .send(let send):
                 if let index = entry.changeIndex, index < outcomes.count, outcomes[index] != .applied {
@@ -244,7 +249,7 @@ struct BatchProcessor: Sendable {
                 } else if supersededAhead[entry.event.id] != nil {
                     dropped["superseded", default: 0] += 1
                 } else {
-                    sends.append((entry, send))
+                    sends.append(send)
                 }
             case .drop(let drop):
                 dropped[drop.reason.rawValue, default: 0] += 1
@@ -260,7 +265,7 @@ struct BatchProcessor: Sendable {
 
         // 6. Push-to-start tokens are single-use: only the worker that marks one sends its start.
         var jobs: [PushJob] = []
-        for (_, send) in sends {
+        for send in sends {
             guard !send.consumedPushToStart.isEmpty else {
                 jobs.append(contentsOf: send.jobs)
                 continue
@@ -278,7 +283,7 @@ struct BatchProcessor: Sendable {
         return PreparedBatch(
             outgoing: outgoing, jobsToPublish: jobs, publishedAt: EventTime(Date()),
             received: planned.received, translated: sends.count, jobs: jobs.count,
-            downgraded: sends.count { $0.send.downgraded }, dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart)
+            downgraded: sends.count { $0.downgraded }, dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart)
     }
 
     /// What was submitted and not yet confirmed: the batch's last slice.
@@ -353,12 +358,13 @@ struct BatchProcessor: Sendable {
     ) -> (demands: BudgetDemands, expected: [String: Int]) {
         var demands: [BudgetDemands.Demand] = []
         var expected: [String: Int] = [:]
-        for entry in entries {
-            guard case .send(let send) = entry.decision, supersededAhead[entry.event.id] == nil,
-                send.newBudget != entry.budgetBefore
+        for index in entries.indices {
+            guard case .send(let send) = entries[index].decision, supersededAhead[entries[index].event.id] == nil,
+                send.newBudget != entries[index].budgetBefore
             else { continue }
-            demands.append(.init(activityID: entry.event.activityId, changeIndex: entry.changeIndex))
-            expected[entry.event.activityId] = send.newBudget.priority10Count
+            let activity = entries[index].event.activityId
+            demands.append(.init(activityID: activity, changeIndex: entries[index].changeIndex))
+            expected[activity] = send.newBudget.priority10Count
         }
         return (BudgetDemands(demands, at: now, window: settings.budgetWindowSeconds), expected)
     }
