@@ -1,10 +1,11 @@
 """The figures of scripts/bench-compare: one line per run as it ends, and the summary.
 
   bench_compare.py line MODE RESULT.json PREFIX
-  bench_compare.py summary MODE ROUNDS RUNS_DIR [json] LIVELINE...
+  bench_compare.py summary MODE RUNS_DIR [json] LIVELINE...
 
-RESULT.json is what `liveline-bench MODE --json` printed; RUNS_DIR holds one ROUND-INDEX.json
-per run, INDEX being the build's position among the LIVELINEs.
+RESULT.json is what `liveline-bench MODE --json` printed; RUNS_DIR holds one
+SEQUENCE-ROUND-INDEX.json per run, SEQUENCE its place in the order the runs went in and INDEX
+the build's position among the LIVELINEs. scripts/bench-compare alone decides that order.
 """
 
 import json
@@ -58,17 +59,19 @@ def main(arguments):
         with open(path) as file:
             print(f"bench-compare: {prefix}: {describe(mode, figures(mode, json.load(file)))}")
         return
-    mode, rounds, directory, as_json = arguments[1], int(arguments[2]), arguments[3], arguments[4] == "json"
-    builds = arguments[5:]
+    mode, directory, as_json = arguments[1], arguments[2], arguments[3] == "json"
+    builds = arguments[4:]
     runs = []
-    for round_number in range(1, rounds + 1):
-        order = range(len(builds)) if round_number % 2 == 1 else reversed(range(len(builds)))
-        for index in order:
-            with open(os.path.join(directory, f"{round_number}-{index}.json")) as file:
-                run = figures(mode, json.load(file))
-            runs.append({"round": round_number, "build": LABELS[index], **run})
+    for name in sorted(name for name in os.listdir(directory) if name.endswith(".json")):
+        _, round_number, index = name.removesuffix(".json").split("-")
+        with open(os.path.join(directory, name)) as file:
+            run = figures(mode, json.load(file))
+        runs.append({"round": int(round_number), "build": LABELS[int(index)], **run})
+    rounds = max(run["round"] for run in runs)
 
     compared = WORKERS[mode][0]
+    # A round's pair: a build's run and the first build's run of the same round.
+    cpu = {(run["round"], run["build"]): run["workers"][compared]["cpuMicroseconds"] for run in runs}
     summary = []
     for index, path in enumerate(builds):
         own = [run for run in runs if run["build"] == LABELS[index]]
@@ -86,8 +89,6 @@ def main(arguments):
             "brokerMicroseconds": spread([run["brokerMicroseconds"] for run in own]),
         }
         if index > 0:
-            # A round's pair: this build's run and the first build's run of the same round.
-            cpu = {(run["round"], run["build"]): run["workers"][compared]["cpuMicroseconds"] for run in runs}
             entry["roundsWithLessCPUThanA"] = sum(
                 1 for r in range(1, rounds + 1) if cpu[(r, LABELS[index])] < cpu[(r, "A")]
             )
