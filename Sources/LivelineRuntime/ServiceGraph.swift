@@ -200,8 +200,7 @@ private func buildTranslator(
         TranslatorService(
             consumer: consumer, publisher: publisher, store: store,
             translator: Translator(configuration: workers.translator), topology: workers.topology,
-            settings: TranslatorSettings(
-                linger: .milliseconds(workers.lingerMilliseconds), jobsPerMessage: workers.jobsPerMessage), logger: logger, health: health,
+            settings: workers.translatorSettings, logger: logger, health: health,
             channels: graph.apns.map { ChannelOpener(store: store, clients: $0, logger: logger) }))
     graph.services.append(TracePruner(store: store, retention: workers.traceRetention, logger: logger))
     let gauges = TransportGauges(registry: registry, health: health, brokers: graph.brokers)

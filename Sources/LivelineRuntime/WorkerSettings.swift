@@ -27,6 +27,10 @@ public struct WorkerSettings: Sendable {
     /// waits for more events while they keep coming (``TranslatorSettings/linger``). Larger
     /// batches cost less CPU per event at moderate rates, and wait that much longer.
     public var lingerMilliseconds: Int
+    /// `liveline.translator.max-batch`, default 250: the most events in one batch (one store
+    /// load, one transaction, one publish; ``TranslatorSettings/maxBatchSize``). The prefetch
+    /// grows with it, so six batches still fit.
+    public var maxBatchSize: Int
 
     public init(config: ConfigReader) throws {
         if let path = config.string(forKey: "translator.domains-file") {
@@ -55,6 +59,10 @@ public struct WorkerSettings: Sendable {
         guard (0...1_000).contains(lingerMilliseconds) else {
             throw SettingsError("liveline.translator.linger-ms must be 0 to 1000, not \(lingerMilliseconds)")
         }
+        maxBatchSize = try LivelineSettings.integer(config, "translator.max-batch") ?? TranslatorSettings().maxBatchSize
+        guard (1...1_000).contains(maxBatchSize) else {
+            throw SettingsError("liveline.translator.max-batch must be 1 to 1000, not \(maxBatchSize)")
+        }
     }
 
     /// The broker names and retry tiers the workers declare and use.
@@ -76,6 +84,15 @@ public struct WorkerSettings: Sendable {
                     + "(for example 5,30,120,600), not \(text)")
         }
         return delays.map { .init(name: $0 % 60 == 0 ? "\($0 / 60)m" : "\($0)s", delay: .seconds($0)) }
+    }
+
+    /// The translator's batching: the linger, the batch size and a prefetch with room for six
+    /// batches (the pipeline's stages and one arriving), never below the default's.
+    public var translatorSettings: TranslatorSettings {
+        let prefetch = max(Int(TranslatorSettings().prefetch), 6 * maxBatchSize)
+        return TranslatorSettings(
+            prefetch: UInt16(prefetch), maxBatchSize: maxBatchSize, linger: .milliseconds(lingerMilliseconds),
+            jobsPerMessage: jobsPerMessage)
     }
 
     /// How long trace lines are kept.

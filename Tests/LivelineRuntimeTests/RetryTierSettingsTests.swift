@@ -78,3 +78,32 @@ import Testing
         #expect(error.map { "\($0)" }?.contains("liveline.translator.linger-ms") == true)
     }
 }
+
+/// `liveline.translator.max-batch`: the most events in one batch, with a prefetch that keeps
+/// six batches in reach.
+@Suite struct MaxBatchSettingsTests {
+    static func settings(_ value: String?) async throws -> WorkerSettings {
+        let environment = value.map { ["LIVELINE_TRANSLATOR_MAX_BATCH": $0] } ?? [:]
+        return try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment))
+    }
+
+    @Test func unsetGivesTheTranslatorsOwnDefaults() async throws {
+        let settings = try await Self.settings(nil).translatorSettings
+        #expect(settings == TranslatorSettings())
+    }
+
+    @Test func smallBatchesKeepTheDefaultPrefetchAndLargeOnesRaiseIt() async throws {
+        let ten = try await Self.settings("10").translatorSettings
+        #expect(ten.maxBatchSize == 10)
+        #expect(ten.prefetch == TranslatorSettings().prefetch)
+        let thousand = try await Self.settings("1000").translatorSettings
+        #expect(thousand.maxBatchSize == 1000)
+        #expect(thousand.prefetch == 6000)
+    }
+
+    @Test(arguments: ["0", "1001", "-5", "many"])
+    func outOfRangeOrNoNumberIsRefusedNamingTheKey(value: String) async throws {
+        let error = await #expect(throws: SettingsError.self) { try await Self.settings(value) }
+        #expect(error.map { "\($0)" }?.contains("liveline.translator.max-batch") == true)
+    }
+}
