@@ -11,7 +11,8 @@ public struct TranslatorSettings: Sendable, Hashable {
     /// The most events handled in one batch (one store load, one transaction, one
     /// pipelined publish). Default 250: measured against 500, it cut the broker's CPU per
     /// event by a quarter (steadier, smaller bursts of publishes and acks) and raised the
-    /// rate by about 8% with SQLite and a third with PostgreSQL.
+    /// rate by about 8% with SQLite and a third with PostgreSQL
+    /// (`liveline.translator.max-batch`).
     public var maxBatchSize: Int
     /// The longest a batch that is not full waits for more events once its first arrived;
     /// under a backlog batches are full and never wait. It waits only while events keep
