@@ -34,6 +34,16 @@ import Testing
         #expect(costs.allSatisfy { $0 < 5_000 }, "\(costs)")
     }
 
+    @Test(arguments: [TrickleFloor.Wait.sleep, .spin])
+    func eachUnitWaitsItsPauseFirst(wait: TrickleFloor.Wait) {
+        let setting = TrickleFloor.Setting(workingSetKiB: 32, wait: wait, gapMilliseconds: 2)
+        let clock = ContinuousClock()
+        let elapsed = clock.measure {
+            _ = TrickleFloor.measure(CacheWalk(workingSetKiB: 32), steps: 100, units: 10, setting: setting)
+        }
+        #expect(elapsed >= .milliseconds(20), "\(elapsed)")
+    }
+
     @Test func backToBackHasNoGap() {
         #expect(TrickleFloor.Setting(workingSetKiB: 32, wait: .none, gapMilliseconds: 10).gapMilliseconds == 0)
         #expect(TrickleFloor.Setting(workingSetKiB: 32, wait: .spin, gapMilliseconds: 10).gapMilliseconds == 10)
