@@ -107,7 +107,11 @@ struct TrickleFloorBenchmark: ParsableCommand {
             max = values.max() ?? 0
         }
 
-        var text: String { min == max ? String(format: "%.2f", min) : String(format: "%.2f–%.2f", min, max) }
+        /// One figure when both ends print alike, else "low–high".
+        func text(_ format: String) -> String {
+            let (low, high) = (String(format: format, min), String(format: format, max))
+            return low == high ? low : low + "–" + high
+        }
     }
 
     struct Summary: Codable {
@@ -149,11 +153,8 @@ struct TrickleFloorBenchmark: ParsableCommand {
     }
 
     static func describe(_ summary: Summary) -> String {
-        describe(summary.setting)
-            + String(
-                format: "%.1f–%.1f µs, back to back %.1f–%.1f µs: ", summary.medianMicroseconds.min,
-                summary.medianMicroseconds.max, summary.backToBackMicroseconds.min, summary.backToBackMicroseconds.max)
-            + "\(summary.timesBackToBack.text)×"
+        describe(summary.setting) + summary.medianMicroseconds.text("%.1f") + " µs, back to back "
+            + summary.backToBackMicroseconds.text("%.1f") + " µs: " + summary.timesBackToBack.text("%.2f") + "×"
     }
 
     /// A comma-separated list of whole numbers, each in `range`, without repeats.
