@@ -13,13 +13,19 @@ struct TrickleFloorBenchmark: ParsableCommand {
             A worker at a steady rate sleeps between batches (the translator lingers 10 ms). \
             On a machine that loses a sleeping thread's caches, each batch starts cold and \
             costs more CPU than in a drain, whatever the code. This prints that factor: the CPU \
-            time of a walk through a working set after each pause, over its time back to back, \
-            each beside the same walks back to back, in alternating rounds.
+            time of a walk through a working set after each pause, over the same walks run \
+            back to back beside it, in alternating rounds.
             """
     )
 
-    @Option(help: "Working sets to walk, in KiB, comma-separated.") var workingSets = "32,256,1024"
-    @Option(help: "Pauses before each walk, in ms, comma-separated (each also against back to back).") var gaps = "1,5,10"
+    @Option(
+        help: "Working sets to walk, in KiB, comma-separated (default 32,256,1024).",
+        transform: { try TrickleFloorBenchmark.list($0, name: "--working-sets", range: 4...1_048_576, unit: "KiB") })
+    var workingSets: [Int] = [32, 256, 1024]
+    @Option(
+        help: "Pauses before each walk, in ms, comma-separated (default 1,5,10), each against back to back.",
+        transform: { try TrickleFloorBenchmark.list($0, name: "--gaps", range: 1...1_000, unit: "ms") })
+    var gaps: [Int] = [1, 5, 10]
     @Option(help: "Walks timed per run.") var units = 200
     @Option(help: "Cache lines visited per walk.") var steps = 20_000
     @Option(help: "Rounds; every other one runs in the reverse order.") var rounds = 2
@@ -28,16 +34,13 @@ struct TrickleFloorBenchmark: ParsableCommand {
     @Flag(help: "Print the runs and the summary as JSON.") var json = false
 
     mutating func validate() throws {
-        _ = try Self.list(workingSets, name: "--working-sets", range: 4...1_048_576, unit: "KiB")
-        _ = try Self.list(gaps, name: "--gaps", range: 1...1_000, unit: "ms")
         guard (10...100_000).contains(units) else { throw ValidationError("--units must be 10 to 100000, not \(units)") }
         guard (1...100_000_000).contains(steps) else { throw ValidationError("--steps must be 1 to 100000000, not \(steps)") }
         guard (1...20).contains(rounds) else { throw ValidationError("--rounds must be 1 to 20, not \(rounds)") }
     }
 
     func run() throws {
-        let sizes = try Self.list(workingSets, name: "--working-sets", range: 4...1_048_576, unit: "KiB")
-        let pauses = try Self.list(gaps, name: "--gaps", range: 1...1_000, unit: "ms")
+        let (sizes, pauses) = (workingSets, gaps)
         let waits: [TrickleFloor.Wait] = spin ? [.sleep, .spin] : [.sleep]
         var settings: [TrickleFloor.Setting] = []
         for size in sizes {
