@@ -241,12 +241,11 @@ struct BatchProcessor: Sendable {
         //    stored a newer event or an end meanwhile).
         var sends: [TranslationDecision.Send] = []
         for entryIndex in plan.entries.indices {
-            let entry = plan.entries[entryIndex]
-            switch entry.decision {
+            switch plan.entries[entryIndex].decision {
             case .send(let send):
-                if let index = entry.changeIndex, index < outcomes.count, outcomes[index] != .applied {
+                if let index = plan.entries[entryIndex].changeIndex, index < outcomes.count, outcomes[index] != .applied {
                     dropped[outcomes[index] == .ended ? "ended-in-store" : "stale-in-store", default: 0] += 1
-                } else if supersededAhead[entry.event.id] != nil {
+                } else if supersededAhead[plan.entries[entryIndex].event.id] != nil {
                     dropped["superseded", default: 0] += 1
                 } else {
                     sends.append(send)
@@ -254,6 +253,8 @@ struct BatchProcessor: Sendable {
             case .drop(let drop):
                 dropped[drop.reason.rawValue, default: 0] += 1
             case .deadLetter(let rejection):
+                // Rare: the copy of the entry is taken only here.
+                let entry = plan.entries[entryIndex]
                 let letter = DeadLetter(
                     reason: rejection.reason, message: rejection.message, originalBody: entry.body,
                     firstAttemptAt: EventTime(now), domain: entry.event.domain, activityId: entry.event.activityId,
