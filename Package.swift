@@ -96,6 +96,7 @@ let package = Package(
                 "LivelineLogging",
                 "CRabbitMQ",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
         .target(

@@ -1,3 +1,4 @@
+import DequeModule
 import Synchronization
 
 /// Hands deliveries from the owner thread to the one task taking from a consumer, one at a
@@ -23,7 +24,10 @@ import Synchronization
 /// not one quiet step.
 final class DeliveryBuffer: Sendable {
     private struct State {
-        var items: [AMQPDelivery] = []
+        /// A deque, not an array: a batch taken from the front of a deep buffer (a drain with
+        /// small batches: ten from 1,500 prefetched) moved every delivery behind it, 440,000
+        /// instructions a batch of ten, more than the batch's translation.
+        var items = Deque<AMQPDelivery>()
         /// Deliveries appended so far, to tell whether any came during a linger's step.
         var arrived = 0
         /// Whether the last linger ran to its end, deliveries arriving through it, and its
@@ -36,12 +40,11 @@ final class DeliveryBuffer: Sendable {
         var error: (any Error)?
 
         mutating func take(atMost maximum: Int) -> [AMQPDelivery] {
-            guard items.count > maximum else {
-                defer { items.removeAll(keepingCapacity: true) }
-                return items
-            }
-            let taken = Array(items.prefix(maximum))
-            items.removeFirst(maximum)
+            // Moved out one by one: copying the prefix, then removing it, retained and released
+            // every reference in each delivery (the sender takes all, a few hundred at a time).
+            var taken: [AMQPDelivery] = []
+            taken.reserveCapacity(min(maximum, items.count))
+            while taken.count < maximum, let delivery = items.popFirst() { taken.append(consume delivery) }
             return taken
         }
 

@@ -26,6 +26,24 @@ import Testing
         #expect(tags(try await buffer.take(atMost: 3, linger: .zero)) == [4, 5])
     }
 
+    /// A drain in small batches from a deep buffer that keeps filling behind them, as a
+    /// translator with `max-batch` 10 and 1,500 prefetched: every delivery comes out once, in
+    /// order, though the buffer's storage wraps around many times.
+    @Test func smallBatchesFromADeepBufferKeepTheOrder() async throws {
+        let buffer = DeliveryBuffer()
+        var next: UInt64 = 1
+        for _ in 0..<1_500 { buffer.yield(delivery(next)); next += 1 }
+        var taken: [UInt64] = []
+        while let batch = tags(try await buffer.take(atMost: 10, linger: .zero)) {
+            #expect(batch.count == 10)
+            taken += batch
+            // Refilled as the broker would after the ack, until 5,000 were sent.
+            for _ in batch where next <= 5_000 { buffer.yield(delivery(next)); next += 1 }
+            if taken.count == 5_000 { buffer.finish() }
+        }
+        #expect(taken == Array(1...5_000))
+    }
+
     /// Ticks a buffer every millisecond from a thread of its own, as the owner thread does on
     /// every turn of its loop: a linger ends on a tick or a delivery, never on its own.
     final class Ticker: Sendable {
