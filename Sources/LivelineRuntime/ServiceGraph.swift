@@ -224,7 +224,7 @@ private func buildSender(
     graph.services.append(
         SenderService(
             consuming: consuming, publishing: publishing, clients: clients, store: store,
-            settings: SenderSettings(topology: workers.topology), logger: logger, health: health))
+            settings: workers.senderSettings, logger: logger, health: health))
     graph.services.append(TracePruner(store: store, retention: workers.traceRetention, logger: logger))
     let channelBundles = Dictionary(
         workers.translator.domains.filter { $0.delivery == .channel }.map { ($0.name, $0.bundleId) }) { $1 }

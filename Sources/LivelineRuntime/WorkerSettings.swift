@@ -31,6 +31,9 @@ public struct WorkerSettings: Sendable {
     /// load, one transaction, one publish; ``TranslatorSettings/maxBatchSize``). The prefetch
     /// grows with it, so six batches still fit.
     public var maxBatchSize: Int
+    /// `liveline.sender.trace-flush-ms`, default 50: the longest the sender's trace lines, and
+    /// the acks of their jobs, wait for their group commit (``SenderSettings/traceFlushInterval``).
+    public var traceFlushMilliseconds: Int
 
     public init(config: ConfigReader) throws {
         if let path = config.string(forKey: "translator.domains-file") {
@@ -63,6 +66,11 @@ public struct WorkerSettings: Sendable {
         guard (1...1_000).contains(maxBatchSize) else {
             throw SettingsError("liveline.translator.max-batch must be 1 to 1000, not \(maxBatchSize)")
         }
+        traceFlushMilliseconds = try LivelineSettings.integer(config, "sender.trace-flush-ms")
+            ?? Int(SenderSettings().traceFlushInterval / .milliseconds(1))
+        guard (1...1_000).contains(traceFlushMilliseconds) else {
+            throw SettingsError("liveline.sender.trace-flush-ms must be 1 to 1000, not \(traceFlushMilliseconds)")
+        }
     }
 
     /// The broker names and retry tiers the workers declare and use.
@@ -93,6 +101,11 @@ public struct WorkerSettings: Sendable {
         return TranslatorSettings(
             prefetch: UInt16(prefetch), maxBatchSize: maxBatchSize, linger: .milliseconds(lingerMilliseconds),
             jobsPerMessage: jobsPerMessage)
+    }
+
+    /// The sender's settings: the topology and the trace's group commit.
+    public var senderSettings: SenderSettings {
+        SenderSettings(topology: topology, traceFlushInterval: .milliseconds(traceFlushMilliseconds))
     }
 
     /// How long trace lines are kept.

@@ -107,3 +107,34 @@ import Testing
         #expect(error.map { "\($0)" }?.contains("liveline.translator.max-batch") == true)
     }
 }
+
+/// `liveline.sender.trace-flush-ms`: the longest the sender's trace lines (and their jobs'
+/// acks) wait for their group commit.
+@Suite struct TraceFlushSettingsTests {
+    static func settings(_ value: String?) async throws -> WorkerSettings {
+        let environment = value.map { ["LIVELINE_SENDER_TRACE_FLUSH_MS": $0] } ?? [:]
+        return try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment))
+    }
+
+    @Test func unsetGivesTheSendersDefaultOf50Milliseconds() async throws {
+        let settings = try await Self.settings(nil).senderSettings
+        #expect(settings.traceFlushInterval == .milliseconds(50))
+        #expect(settings.traceFlushInterval == SenderSettings().traceFlushInterval)
+    }
+
+    @Test func aValueSetsTheIntervalAndKeepsTheTopology() async throws {
+        var environment = ["LIVELINE_SENDER_TRACE_FLUSH_MS": "5", "LIVELINE_RETRY_DELAYS_SECONDS": "10,60"]
+        let workers = try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment))
+        #expect(workers.senderSettings.traceFlushInterval == .milliseconds(5))
+        #expect(workers.senderSettings.topology.retryTiers.map(\.name) == ["10s", "1m"])
+        environment["LIVELINE_SENDER_TRACE_FLUSH_MS"] = "1000"
+        let slowest = try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment))
+        #expect(slowest.senderSettings.traceFlushInterval == .seconds(1))
+    }
+
+    @Test(arguments: ["0", "1001", "-5", "soon"])
+    func outOfRangeOrNoNumberIsRefusedNamingTheKey(value: String) async throws {
+        let error = await #expect(throws: SettingsError.self) { try await Self.settings(value) }
+        #expect(error.map { "\($0)" }?.contains("liveline.sender.trace-flush-ms") == true)
+    }
+}

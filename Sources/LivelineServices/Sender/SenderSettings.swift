@@ -18,7 +18,12 @@ public struct SenderSettings: Sendable {
     public var throttleBackoff: Duration
     /// The longest per-token back-off. Default 10 min.
     public var maximumThrottleBackoff: Duration
-    /// The trace writer commits at least this often. Default 5 ms.
+    /// The trace writer commits at least this often, and the jobs' acks wait for it.
+    /// Default 50 ms. On SQLite every commit also drops the page cache of each other
+    /// connection to the file, the translator's among them, which then reads its pages again:
+    /// at 5 ms and 1,000 pushes/s the sender's 200 commits a second were half the translator's
+    /// page reads (34 a batch against 18). A sender that dies redelivers the jobs of up to
+    /// this long, which APNs then receives twice; a Live Activity shows the same state again.
     public var traceFlushInterval: Duration
     /// The trace writer commits as soon as this many entries wait. Default 1,000.
     public var traceBatchSize: Int
@@ -30,7 +35,7 @@ public struct SenderSettings: Sendable {
         maximumSendsInFlight: Int = 400,
         throttleBackoff: Duration = .seconds(5),
         maximumThrottleBackoff: Duration = .seconds(600),
-        traceFlushInterval: Duration = .milliseconds(5),
+        traceFlushInterval: Duration = .milliseconds(50),
         traceBatchSize: Int = 1_000
     ) {
         self.topology = topology
