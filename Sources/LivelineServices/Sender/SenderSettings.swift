@@ -25,7 +25,11 @@ public struct SenderSettings: Sendable {
     /// page reads (34 a batch against 18). A sender that dies redelivers the jobs of up to
     /// this long, which APNs then receives twice; a Live Activity shows the same state again.
     public var traceFlushInterval: Duration
-    /// The trace writer commits as soon as this many entries wait. Default 1,000.
+    /// The trace writer commits as soon as this many entries wait. Default 250: well under
+    /// the prefetch less the sends in flight (1,000 − 400), the jobs that can wait for a
+    /// commit. At 1,000, a full-speed sender filled its window with jobs waiting for the
+    /// 50 ms commit and stalled until it came: 27,760–33,265 pushes/s in alternating drains of
+    /// 100,000 jobs, against 33,253–37,838 at 250 and 27,572–35,509 with 5 ms commits.
     public var traceBatchSize: Int
 
     /// Creates settings; every argument has the documented default.
@@ -36,7 +40,7 @@ public struct SenderSettings: Sendable {
         throttleBackoff: Duration = .seconds(5),
         maximumThrottleBackoff: Duration = .seconds(600),
         traceFlushInterval: Duration = .milliseconds(50),
-        traceBatchSize: Int = 1_000
+        traceBatchSize: Int = 250
     ) {
         self.topology = topology
         self.prefetch = prefetch
