@@ -3,11 +3,16 @@ import LivelineRuntime
 import LivelineServices
 import Testing
 
+/// The workers' settings read from `environment` alone, as a process started with no file.
+func workerSettings(_ environment: [String: String]) async throws -> WorkerSettings {
+    try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment))
+}
+
 /// `liveline.retry.delays-seconds`: the sender's retry tiers, read and checked at start.
 @Suite struct RetryTierSettingsTests {
     static func tiers(_ value: String?) async throws -> [LivelineTopology.RetryTier] {
         let environment = value.map { ["LIVELINE_RETRY_DELAYS_SECONDS": $0] } ?? [:]
-        return try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment)).retryTiers
+        return try await workerSettings(environment).retryTiers
     }
 
     @Test func theDefaultIsFiveTiersOfTwelveMinutes() async throws {
@@ -31,7 +36,7 @@ import Testing
 @Suite struct JobsPerMessageSettingsTests {
     static func jobsPerMessage(_ value: String?) async throws -> Int {
         let environment = value.map { ["LIVELINE_TRANSLATOR_JOBS_PER_MESSAGE": $0] } ?? [:]
-        return try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment)).jobsPerMessage
+        return try await workerSettings(environment).jobsPerMessage
     }
 
     @Test func defaultsTo16AndTakesAnyFrom1To1000() async throws {
@@ -53,7 +58,7 @@ import Testing
     ])
     func aValueOfTheWrongKindIsRefused(variable: String, value: String, message: String) async throws {
         let error = await #expect(throws: SettingsError.self) {
-            try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: [variable: value]))
+            try await workerSettings([variable: value])
         }
         #expect(error.map { "\($0)" }?.contains(message) == true, "\(String(describing: error))")
     }
@@ -63,7 +68,7 @@ import Testing
 @Suite struct LingerSettingsTests {
     static func linger(_ value: String?) async throws -> Int {
         let environment = value.map { ["LIVELINE_TRANSLATOR_LINGER_MS": $0] } ?? [:]
-        return try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment)).lingerMilliseconds
+        return try await workerSettings(environment).lingerMilliseconds
     }
 
     @Test func defaultsToTheTranslatorsOwnAndTakesAnyFrom0To1000() async throws {
@@ -84,7 +89,7 @@ import Testing
 @Suite struct MaxBatchSettingsTests {
     static func settings(_ value: String?) async throws -> WorkerSettings {
         let environment = value.map { ["LIVELINE_TRANSLATOR_MAX_BATCH": $0] } ?? [:]
-        return try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment))
+        return try await workerSettings(environment)
     }
 
     @Test func unsetGivesTheTranslatorsOwnDefaults() async throws {
@@ -113,7 +118,7 @@ import Testing
 @Suite struct TraceFlushSettingsTests {
     static func settings(_ value: String?) async throws -> WorkerSettings {
         let environment = value.map { ["LIVELINE_SENDER_TRACE_FLUSH_MS": $0] } ?? [:]
-        return try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment))
+        return try await workerSettings(environment)
     }
 
     @Test func unsetGivesTheSendersDefaultOf50Milliseconds() async throws {
@@ -124,11 +129,11 @@ import Testing
 
     @Test func aValueSetsTheIntervalAndKeepsTheTopology() async throws {
         var environment = ["LIVELINE_SENDER_TRACE_FLUSH_MS": "5", "LIVELINE_RETRY_DELAYS_SECONDS": "10,60"]
-        let workers = try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment))
+        let workers = try await workerSettings(environment)
         #expect(workers.senderSettings.traceFlushInterval == .milliseconds(5))
         #expect(workers.senderSettings.topology.retryTiers.map(\.name) == ["10s", "1m"])
         environment["LIVELINE_SENDER_TRACE_FLUSH_MS"] = "1000"
-        let slowest = try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment))
+        let slowest = try await workerSettings(environment)
         #expect(slowest.senderSettings.traceFlushInterval == .seconds(1))
     }
 
