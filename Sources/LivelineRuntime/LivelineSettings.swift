@@ -146,6 +146,16 @@ public struct LivelineSettings: Sendable {
         return nil
     }
 
+    /// `key` as a whole number within `range`, `fallback` when unset; a value outside it is
+    /// refused naming the key and the range.
+    static func integer(_ config: ConfigReader, _ key: String, in range: ClosedRange<Int>, default fallback: Int) throws -> Int {
+        let value = try integer(config, key) ?? fallback
+        guard range.contains(value) else {
+            throw SettingsError("liveline.\(key) must be \(range.lowerBound) to \(range.upperBound), not \(value)")
+        }
+        return value
+    }
+
     /// `key` as true or false, nil when unset; any other value is refused naming the key.
     static func flag(_ config: ConfigReader, _ key: String) throws -> Bool? {
         if let value = config.bool(forKey: ConfigKey(key)) { return value }

@@ -53,24 +53,14 @@ public struct WorkerSettings: Sendable {
         }
         keeperEnabled = try LivelineSettings.flag(config, "keeper.enabled") ?? true
         retryTiers = try Self.retryTiers(config.string(forKey: "retry.delays-seconds"))
-        jobsPerMessage = try LivelineSettings.integer(config, "translator.jobs-per-message") ?? TranslatorSettings().jobsPerMessage
-        guard (1...1_000).contains(jobsPerMessage) else {
-            throw SettingsError("liveline.translator.jobs-per-message must be 1 to 1000, not \(jobsPerMessage)")
-        }
-        lingerMilliseconds = try LivelineSettings.integer(config, "translator.linger-ms")
-            ?? Int(TranslatorSettings().linger / .milliseconds(1))
-        guard (0...1_000).contains(lingerMilliseconds) else {
-            throw SettingsError("liveline.translator.linger-ms must be 0 to 1000, not \(lingerMilliseconds)")
-        }
-        maxBatchSize = try LivelineSettings.integer(config, "translator.max-batch") ?? TranslatorSettings().maxBatchSize
-        guard (1...1_000).contains(maxBatchSize) else {
-            throw SettingsError("liveline.translator.max-batch must be 1 to 1000, not \(maxBatchSize)")
-        }
-        traceFlushMilliseconds = try LivelineSettings.integer(config, "sender.trace-flush-ms")
-            ?? Int(SenderSettings().traceFlushInterval / .milliseconds(1))
-        guard (1...1_000).contains(traceFlushMilliseconds) else {
-            throw SettingsError("liveline.sender.trace-flush-ms must be 1 to 1000, not \(traceFlushMilliseconds)")
-        }
+        let translatorDefaults = TranslatorSettings()
+        jobsPerMessage = try LivelineSettings.integer(
+            config, "translator.jobs-per-message", in: 1...1_000, default: translatorDefaults.jobsPerMessage)
+        lingerMilliseconds = try LivelineSettings.integer(
+            config, "translator.linger-ms", in: 0...1_000, default: Int(translatorDefaults.linger / .milliseconds(1)))
+        maxBatchSize = try LivelineSettings.integer(config, "translator.max-batch", in: 1...1_000, default: translatorDefaults.maxBatchSize)
+        traceFlushMilliseconds = try LivelineSettings.integer(
+            config, "sender.trace-flush-ms", in: 1...1_000, default: Int(SenderSettings().traceFlushInterval / .milliseconds(1)))
     }
 
     /// The broker names and retry tiers the workers declare and use.

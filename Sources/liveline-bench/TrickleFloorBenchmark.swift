@@ -40,15 +40,14 @@ struct TrickleFloorBenchmark: ParsableCommand {
     }
 
     func run() throws {
-        let (sizes, pauses) = (workingSets, gaps)
         let waits: [TrickleFloor.Wait] = spin ? [.sleep, .spin] : [.sleep]
         var settings: [TrickleFloor.Setting] = []
-        for size in sizes {
+        for size in workingSets {
             for wait in waits {
-                settings += pauses.map { TrickleFloor.Setting(workingSetKiB: size, wait: wait, gapMilliseconds: $0) }
+                settings += gaps.map { TrickleFloor.Setting(workingSetKiB: size, wait: wait, gapMilliseconds: $0) }
             }
         }
-        let walks = Dictionary(uniqueKeysWithValues: sizes.map { ($0, CacheWalk(workingSetKiB: $0)) })
+        let walks = Dictionary(uniqueKeysWithValues: workingSets.map { ($0, CacheWalk(workingSetKiB: $0)) })
         // With --json, standard output is the report alone; the lines go to standard error.
         let json = json
         let report: (String) -> Void = { line in

@@ -8,11 +8,15 @@ func workerSettings(_ environment: [String: String]) async throws -> WorkerSetti
     try WorkerSettings(config: try await LivelineSettings.reader(file: nil, environment: environment))
 }
 
+/// The workers' settings with `variable` set to `value`, or with nothing set for nil.
+func workerSettings(_ variable: String, _ value: String?) async throws -> WorkerSettings {
+    try await workerSettings(value.map { [variable: $0] } ?? [:])
+}
+
 /// `liveline.retry.delays-seconds`: the sender's retry tiers, read and checked at start.
 @Suite struct RetryTierSettingsTests {
     static func tiers(_ value: String?) async throws -> [LivelineTopology.RetryTier] {
-        let environment = value.map { ["LIVELINE_RETRY_DELAYS_SECONDS": $0] } ?? [:]
-        return try await workerSettings(environment).retryTiers
+        try await workerSettings("LIVELINE_RETRY_DELAYS_SECONDS", value).retryTiers
     }
 
     @Test func theDefaultIsFiveTiersOfTwelveMinutes() async throws {
@@ -35,8 +39,7 @@ func workerSettings(_ environment: [String: String]) async throws -> WorkerSetti
 /// `liveline.translator.jobs-per-message`: how many jobs of one event share a message.
 @Suite struct JobsPerMessageSettingsTests {
     static func jobsPerMessage(_ value: String?) async throws -> Int {
-        let environment = value.map { ["LIVELINE_TRANSLATOR_JOBS_PER_MESSAGE": $0] } ?? [:]
-        return try await workerSettings(environment).jobsPerMessage
+        try await workerSettings("LIVELINE_TRANSLATOR_JOBS_PER_MESSAGE", value).jobsPerMessage
     }
 
     @Test func defaultsTo16AndTakesAnyFrom1To1000() async throws {
@@ -67,8 +70,7 @@ func workerSettings(_ environment: [String: String]) async throws -> WorkerSetti
 /// `liveline.translator.linger-ms`: how long a batch that is not full waits for more events.
 @Suite struct LingerSettingsTests {
     static func linger(_ value: String?) async throws -> Int {
-        let environment = value.map { ["LIVELINE_TRANSLATOR_LINGER_MS": $0] } ?? [:]
-        return try await workerSettings(environment).lingerMilliseconds
+        try await workerSettings("LIVELINE_TRANSLATOR_LINGER_MS", value).lingerMilliseconds
     }
 
     @Test func defaultsToTheTranslatorsOwnAndTakesAnyFrom0To1000() async throws {
@@ -88,8 +90,7 @@ func workerSettings(_ environment: [String: String]) async throws -> WorkerSetti
 /// six batches in reach.
 @Suite struct MaxBatchSettingsTests {
     static func settings(_ value: String?) async throws -> WorkerSettings {
-        let environment = value.map { ["LIVELINE_TRANSLATOR_MAX_BATCH": $0] } ?? [:]
-        return try await workerSettings(environment)
+        try await workerSettings("LIVELINE_TRANSLATOR_MAX_BATCH", value)
     }
 
     @Test func unsetGivesTheTranslatorsOwnDefaults() async throws {
@@ -117,8 +118,7 @@ func workerSettings(_ environment: [String: String]) async throws -> WorkerSetti
 /// acks) wait for their group commit.
 @Suite struct TraceFlushSettingsTests {
     static func settings(_ value: String?) async throws -> WorkerSettings {
-        let environment = value.map { ["LIVELINE_SENDER_TRACE_FLUSH_MS": $0] } ?? [:]
-        return try await workerSettings(environment)
+        try await workerSettings("LIVELINE_SENDER_TRACE_FLUSH_MS", value)
     }
 
     @Test func unsetGivesTheSendersDefaultOf50Milliseconds() async throws {

@@ -57,9 +57,12 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     /// read do not try the socket again: each try found nothing at a trickle, at the price of
     /// a `recv` that failed with EAGAIN and a `poll` with no timeout inside rabbitmq-c, about
     /// 18 system calls a batch of the translator's two connections at 1,000 events/s. Input
-    /// that arrives meanwhile is not delayed: the next poll returns at once. Plain TCP only:
-    /// with TLS, OpenSSL may hold decrypted input that no poll of the socket reports.
+    /// that arrives meanwhile is not delayed: the next poll returns at once. Plain TCP only
+    /// (``pollSeesAllInput``).
     private var socketMayHaveInput = true
+    /// Whether a poll of the socket reports all the input not read yet. Not with TLS: OpenSSL
+    /// may hold decrypted input that no poll sees, so every turn reads.
+    private var pollSeesAllInput: Bool { configuration.tls == nil }
     private var broker: AMQPConfiguration.Broker { configuration.brokers[machine.broker] }
 
     init(configuration: AMQPConfiguration, logger: Logger) throws(AMQPError) {
@@ -352,7 +355,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         _ = poll(&fds, readsWait ? 1 : 2, timeout)
         mailbox.withLock { $0.sleeping = false }
         // Any event on the socket (input, a hang-up, an error) is found by reading it.
-        socketMayHaveInput = readsWait || fds[1].revents != 0 || configuration.tls != nil
+        socketMayHaveInput = readsWait || fds[1].revents != 0 || !pollSeesAllInput
         if fds[0].revents & Int16(POLLIN) != 0 { drainWake() }
         if fds[1].revents & Int16(POLLIN) != 0 { machine.inboundActivity(now: clock.now) }
         if fds[1].revents & Int16(POLLOUT) != 0 { socketWritable = true }
@@ -679,9 +682,9 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             count += 1
             try handle(frame)
             // Emptied what the last `recv` brought: the next poll tells whether there is more.
-            if configuration.tls == nil, !connection.hasBufferedInput { break }
+            if pollSeesAllInput, !connection.hasBufferedInput { break }
         }
-        socketMayHaveInput = count == 1024 || configuration.tls != nil
+        socketMayHaveInput = count == 1024 || !pollSeesAllInput
         if count > 0 { machine.inboundActivity(now: clock.now) }
         return count
     }
