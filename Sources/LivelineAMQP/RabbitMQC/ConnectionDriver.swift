@@ -52,13 +52,13 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     private var controlChannelOpen = false
     private var nextChannel: UInt16 = 3
     private var socketWritable = true
-    /// Whether the socket may hold input not read yet. A read that empties rabbitmq-c's buffer
-    /// clears it and a poll that reports the socket sets it, so the turns of the loop after a
-    /// read do not try the socket again: each try found nothing at a trickle, at the price of
-    /// a `recv` that failed with EAGAIN and a `poll` with no timeout inside rabbitmq-c, about
-    /// 18 system calls a batch of the translator's two connections at 1,000 events/s. Input
-    /// that arrives meanwhile is not delayed: the next poll returns at once. Plain TCP only
-    /// (``pollSeesAllInput``).
+    /// Whether the socket may hold input not read yet, as far as polls and reads tell. A read
+    /// that empties rabbitmq-c's buffer clears it and a poll that reports the socket sets it,
+    /// so the turns of the loop after a read do not try the socket again: each try found
+    /// nothing at a trickle, at the price of a `recv` that failed with EAGAIN and a `poll` with
+    /// no timeout inside rabbitmq-c, about 18 system calls a batch of the translator's two
+    /// connections at 1,000 events/s. Input that arrives meanwhile is not delayed: the next
+    /// poll returns at once. ``readFrames()`` heeds it only when ``pollSeesAllInput``.
     private var socketMayHaveInput = true
     /// Whether a poll of the socket reports all the input not read yet. Not with TLS: OpenSSL
     /// may hold decrypted input that no poll sees, so every turn reads.
@@ -355,7 +355,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         _ = poll(&fds, readsWait ? 1 : 2, timeout)
         mailbox.withLock { $0.sleeping = false }
         // Any event on the socket (input, a hang-up, an error) is found by reading it.
-        socketMayHaveInput = readsWait || fds[1].revents != 0 || !pollSeesAllInput
+        socketMayHaveInput = readsWait || fds[1].revents != 0
         if fds[0].revents & Int16(POLLIN) != 0 { drainWake() }
         if fds[1].revents & Int16(POLLIN) != 0 { machine.inboundActivity(now: clock.now) }
         if fds[1].revents & Int16(POLLOUT) != 0 { socketWritable = true }
@@ -676,7 +676,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
 
     /// Reads and handles the frames already available, without blocking.
     private func readFrames() throws(AMQPError) -> Int {
-        guard let connection, socketMayHaveInput || connection.hasBufferedInput else { return 0 }
+        guard let connection, socketMayHaveInput || !pollSeesAllInput || connection.hasBufferedInput else { return 0 }
         var count = 0
         while count < 1024, let frame = try connection.nextFrame() {
             count += 1
@@ -684,7 +684,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             // Emptied what the last `recv` brought: the next poll tells whether there is more.
             if pollSeesAllInput, !connection.hasBufferedInput { break }
         }
-        socketMayHaveInput = count == 1024 || !pollSeesAllInput
+        socketMayHaveInput = count == 1024
         if count > 0 { machine.inboundActivity(now: clock.now) }
         return count
     }
