@@ -133,6 +133,14 @@ public final class AMQPConnection: Sendable {
         try await queueOperation(.consumers(queue))
     }
 
+    /// Claims the exclusive queue `name` for as long as this connection lives, or until
+    /// ``delete(queue:)``: true when this connection holds it now, false when another
+    /// connection does. A lease that the broker releases when its holder's connection dies,
+    /// and never remembered across a reconnect (the caller claims again).
+    public func claim(exclusiveQueue name: String) async throws -> Bool {
+        try await queueOperation(.claim(name)) == 1
+    }
+
     /// Removes every ready message from a queue and returns how many there were.
     @discardableResult
     public func purge(queue: String) async throws -> Int {
@@ -266,6 +274,7 @@ final class ConsumerRecord: @unchecked Sendable {
 enum QueueOperation: Sendable {
     case count(String)
     case consumers(String)
+    case claim(String)
     case purge(String)
     case deleteQueue(String)
     case deleteExchange(String)

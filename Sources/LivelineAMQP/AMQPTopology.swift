@@ -4,7 +4,13 @@ import Foundation
 /// as a RabbitMQ definitions document.
 public struct AMQPTopology: Sendable, Hashable {
     public struct Exchange: Sendable, Hashable {
-        public enum Kind: String, Sendable { case direct, fanout, topic, headers }
+        public enum Kind: String, Sendable {
+            case direct, fanout, topic, headers
+            /// The consistent-hash exchange (plugin `rabbitmq_consistent_hash_exchange`): each
+            /// message goes to one bound queue, chosen by a hash of its routing key or of the
+            /// header named in the `hash-header` argument; binding keys are weights.
+            case consistentHash = "x-consistent-hash"
+        }
         public var name: String
         public var kind: Kind
         public var durable: Bool
@@ -42,14 +48,32 @@ public struct AMQPTopology: Sendable, Hashable {
         }
     }
 
+    /// An exchange bound to another: what reaches `source` with a matching key also goes
+    /// through `destination`.
+    public struct ExchangeBinding: Sendable, Hashable {
+        public var destination: String
+        public var source: String
+        public var routingKey: String
+
+        public init(destination: String, source: String, routingKey: String) {
+            self.destination = destination
+            self.source = source
+            self.routingKey = routingKey
+        }
+    }
+
     public var exchanges: [Exchange]
     public var queues: [Queue]
     public var bindings: [Binding]
+    public var exchangeBindings: [ExchangeBinding]
 
-    public init(exchanges: [Exchange] = [], queues: [Queue] = [], bindings: [Binding] = []) {
+    public init(
+        exchanges: [Exchange] = [], queues: [Queue] = [], bindings: [Binding] = [], exchangeBindings: [ExchangeBinding] = []
+    ) {
         self.exchanges = exchanges
         self.queues = queues
         self.bindings = bindings
+        self.exchangeBindings = exchangeBindings
     }
 
     /// The topology as a RabbitMQ definitions document (`rabbitmqctl import_definitions`,
@@ -73,6 +97,11 @@ public struct AMQPTopology: Sendable, Hashable {
                 [
                     "source": $0.exchange, "vhost": virtualHost, "destination": $0.queue,
                     "destination_type": "queue", "routing_key": $0.routingKey, "arguments": [String: Any](),
+                ] as [String: Any]
+            } + exchangeBindings.map {
+                [
+                    "source": $0.source, "vhost": virtualHost, "destination": $0.destination,
+                    "destination_type": "exchange", "routing_key": $0.routingKey, "arguments": [String: Any](),
                 ] as [String: Any]
             },
         ]

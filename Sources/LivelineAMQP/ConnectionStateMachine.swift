@@ -460,6 +460,7 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
         for index in topologies.indices {
             topologies[index].exchanges.removeAll { $0.name == exchange }
             topologies[index].bindings.removeAll { $0.exchange == exchange }
+            topologies[index].exchangeBindings.removeAll { $0.source == exchange || $0.destination == exchange }
         }
     }
 

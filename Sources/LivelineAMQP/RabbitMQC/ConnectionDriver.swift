@@ -549,6 +549,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             for exchange in topology.exchanges { try connection.declare(exchange, on: channel) }
             for queue in topology.queues { try connection.declare(queue, on: channel) }
             for binding in topology.bindings { try connection.bind(binding, on: channel) }
+            for binding in topology.exchangeBindings { try connection.bind(binding, on: channel) }
         }
     }
 
@@ -559,6 +560,15 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
                 return try connection.inspect(queue: queue, on: channel).messages
             case .consumers(let queue):
                 return try connection.inspect(queue: queue, on: channel).consumers
+            case .claim(let queue):
+                do throws(AMQPError) {
+                    try connection.declareExclusive(queue: queue, on: channel)
+                    return 1
+                } catch where error.code == .channelClosed && error.replyCode == .resourceLocked {
+                    // Held by another connection; the control channel reopens on next use.
+                    controlChannelOpen = false
+                    return 0
+                }
             case .purge(let queue):
                 return try connection.purge(queue: queue, on: channel)
             case .deleteQueue(let queue):

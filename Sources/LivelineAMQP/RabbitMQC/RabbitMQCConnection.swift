@@ -194,6 +194,26 @@ final class RabbitMQCConnection {
             "bind \(binding.queue) to \(binding.exchange) with \(binding.routingKey)")
     }
 
+    func bind(_ binding: AMQPTopology.ExchangeBinding, on channel: UInt16) throws(AMQPError) {
+        arena.reset()
+        defer { arena.reset() }
+        amqp_exchange_bind(
+            state, channel, arena.bytes(binding.destination), arena.bytes(binding.source),
+            arena.bytes(binding.routingKey), amqp_empty_table)
+        try check(
+            amqp_get_rpc_reply(state), channel: channel,
+            "bind exchange \(binding.destination) to \(binding.source) with \(binding.routingKey)")
+    }
+
+    /// Declares a server-named-free exclusive queue: it lives as long as this connection, and
+    /// no other connection may declare it meanwhile (`RESOURCE_LOCKED`).
+    func declareExclusive(queue: String, on channel: UInt16) throws(AMQPError) {
+        arena.reset()
+        defer { arena.reset() }
+        amqp_queue_declare(state, channel, arena.bytes(queue), 0, 0, 1, 1, amqp_empty_table)
+        try check(amqp_get_rpc_reply(state), channel: channel, "declare exclusive queue \(queue)")
+    }
+
     /// A passive declare: how many messages are ready and how many consumers subscribe.
     func inspect(queue: String, on channel: UInt16) throws(AMQPError) -> (messages: Int, consumers: Int) {
         arena.reset()
