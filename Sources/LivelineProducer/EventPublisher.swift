@@ -43,8 +43,10 @@ public struct EventPublisher: Sendable {
         AMQPMessage(
             exchange: exchange, routingKey: event.routingKey, body: try event.encoded(source: source),
             properties: AMQPProperties(
-                contentType: Self.contentType, persistent: true, messageID: event.id,
-                timestamp: event.time, type: event.type
+                contentType: Self.contentType,
+                // The translate stage's shards are chosen by this header (LivelineTopology).
+                headers: event.activityId.map { [LivelineTopology.activityHeader: .string($0)] } ?? [:],
+                persistent: true, messageID: event.id, timestamp: event.time, type: event.type
             ),
             mandatory: true
         )

@@ -194,6 +194,7 @@ private func buildTranslator(
     graph.apns = try role.apns?.clients(logger: logger)
     let consumer = try await graph.connect("translator-in", settings, logger: logger, retry: retry)
     let publisher = try await graph.connect("translator-out", settings, logger: logger, retry: retry)
+    try await workers.topology.checkShardCounts(on: publisher)
     try await publisher.declare(workers.topology.amqp)
     let health = WorkLoopHealth(stallAfter: settings.ops.stallAfter)
     graph.services.append(
@@ -219,6 +220,7 @@ private func buildSender(
     graph.apns = clients
     let consuming = try await graph.connect("sender-in", settings, logger: logger, retry: retry)
     let publishing = try await graph.connect("sender-out", settings, logger: logger, retry: retry)
+    try await workers.topology.checkShardCounts(on: publishing)
     try await publishing.declare(workers.topology.amqp)
     let health = WorkLoopHealth(stallAfter: settings.ops.stallAfter)
     graph.services.append(
@@ -233,7 +235,7 @@ private func buildSender(
     }
     // The keeper consumes on a connection of its own, beside the sender's.
     let keeping = workers.keeperEnabled ? try await graph.connect("dead-letter-keeper", settings, logger: logger, retry: retry) : nil
-    if let keeping { graph.services.append(DeadLetterKeeper(connection: keeping, store: store, logger: logger)) }
+    if let keeping { graph.services.append(DeadLetterKeeper(connection: keeping, store: store, topology: workers.topology, logger: logger)) }
     let gauges = TransportGauges(
         registry: registry, health: health, brokers: graph.brokers,
         apns: clients.namedClients.map { (String($0.name.dropFirst("apns ".count)), $0.client) })

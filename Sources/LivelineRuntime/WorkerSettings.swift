@@ -34,6 +34,15 @@ public struct WorkerSettings: Sendable {
     /// `liveline.sender.trace-flush-ms`, default 50: the longest the sender's trace lines, and
     /// the acks of their jobs, wait for their group commit (``SenderSettings/traceFlushInterval``).
     public var traceFlushMilliseconds: Int
+    /// `liveline.translate.shards`, default 1: the translate stage's shard queues. A shard is
+    /// the unit of order and of scaling: at most this many translators work at once, and the
+    /// rest stand by. One suits one machine, where a second translator only adds cost; a
+    /// cluster sets as many as it will ever run translators (the manifests set 8). Every
+    /// worker and on-call command of a deployment must agree, and a worker refuses to start
+    /// when the broker holds another count (change it with `liveline reshard`).
+    public var translateShards: Int
+    /// `liveline.send.shards`, default 1: the send stage's shard queues, as for translate.
+    public var sendShards: Int
 
     public init(config: ConfigReader) throws {
         if let path = config.string(forKey: "translator.domains-file") {
@@ -59,13 +68,15 @@ public struct WorkerSettings: Sendable {
         lingerMilliseconds = try LivelineSettings.integer(
             config, "translator.linger-ms", in: 0...1_000, default: Int(translatorDefaults.linger / .milliseconds(1)))
         maxBatchSize = try LivelineSettings.integer(config, "translator.max-batch", in: 1...1_000, default: translatorDefaults.maxBatchSize)
+        translateShards = try LivelineSettings.integer(config, "translate.shards", in: 1...LivelineTopology.maximumShards, default: 1)
+        sendShards = try LivelineSettings.integer(config, "send.shards", in: 1...LivelineTopology.maximumShards, default: 1)
         traceFlushMilliseconds = try LivelineSettings.integer(
             config, "sender.trace-flush-ms", in: 1...1_000, default: Int(SenderSettings().traceFlushInterval / .milliseconds(1)))
     }
 
     /// The broker names and retry tiers the workers declare and use.
     public var topology: LivelineTopology {
-        var topology = LivelineTopology()
+        var topology = LivelineTopology(translateShards: translateShards, sendShards: sendShards)
         topology.retryTiers = retryTiers
         return topology
     }

@@ -39,6 +39,12 @@ public enum ServiceLogKey: String, LogKey {
     case deadLetterBatchSize = "dlq.batch.size"
     case deadLetterError = "dlq.error"
 
+    /// A stage's shards: which stage, which shard, how many the worker holds now.
+    case shardStage = "shard.stage"
+    case shardIndex = "shard.index"
+    case shardHeld = "shard.held"
+    case shardError = "shard.error"
+
     case traceEntries = "trace.entries"
     case traceDeleted = "trace.deleted"
     case traceCutoff = "trace.cutoff"

@@ -142,8 +142,8 @@ struct DLQBench: AsyncParsableCommand {
         let summary = try await DeadLetterReplay(store: store, connection: connection, topology: topology)
             .run(matching: .init(reason: "bench-replay"), limit: replay, force: false, dryRun: false) { _ in }
         elapsed = seconds(ContinuousClock.now - started)
-        let arrived = try await connection.messageCount(queue: topology.translateQueue)
-            + connection.messageCount(queue: topology.sendQueue)
+        let arrived = try await connection.messageCount(queue: topology.translateQueues[0])
+            + connection.messageCount(queue: topology.sendQueues[0])
         print(String(
             format: "%@ dlq replay: %d letters in %.2f s = %.0f letters/s (replayed %d, skipped %d, failed %d; %d arrived); CPU per letter: bench %.0f µs, broker %.0f µs",
             name, replay, elapsed, Double(replay) / elapsed, summary.replayed, summary.skipped.values.reduce(0, +),

@@ -216,7 +216,7 @@ enum Drain {
         let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: pipeline.amqpURL), logger: logger)
         defer { Task { await connection.close() } }
         let topology = LivelineTopology()
-        let queues = [topology.translateQueue, topology.sendQueue] + topology.retryTiers.map(topology.retryQueue)
+        let queues = [topology.translateQueues[0], topology.sendQueues[0]] + topology.retryTiers.map(topology.retryQueue)
         let progress = Progress(total: load.total, what: "delivered, dropped or dead-lettered")
         let deadline = ContinuousClock.now + timeout
         var previous: [Int] = []

@@ -77,7 +77,7 @@ struct Load: Sendable {
         // Declared here too, so a backlog can be published before any worker starts.
         let topology = LivelineTopology()
         try await connection.declare(topology.amqp)
-        try await Self.requireEmpty([topology.translateQueue, topology.sendQueue], on: connection)
+        try await Self.requireEmpty([topology.translateQueues[0], topology.sendQueues[0]], on: connection)
         let publisher = EventPublisher(connection: connection, source: "//liveline-bench")
         var publishedAt = [Double](repeating: 0, count: total)
         let clock = ContinuousClock()

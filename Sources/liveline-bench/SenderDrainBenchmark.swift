@@ -86,7 +86,7 @@ struct SenderDrainBenchmark: AsyncParsableCommand {
     /// Queues the jobs as the translator would: one update each, for its own ride and device.
     private func fill(_ connection: AMQPConnection, topology: LivelineTopology) async throws {
         try await connection.declare(topology.amqp)
-        try await Load.requireEmpty([topology.sendQueue], on: connection)
+        try await Load.requireEmpty([topology.sendQueues[0]], on: connection)
         let progress = Progress(total: jobs, what: "jobs queued")
         let now = EventTime(Date())
         var next = 0
@@ -102,7 +102,7 @@ struct SenderDrainBenchmark: AsyncParsableCommand {
 
     /// Jobs left in the send queue, a retry tier or the dead-letter queue.
     private func queued(_ connection: AMQPConnection, topology: LivelineTopology) async throws -> Int {
-        var left = try await connection.messageCount(queue: topology.sendQueue)
+        var left = try await connection.messageCount(queue: topology.sendQueues[0])
         for tier in topology.retryTiers { left += try await connection.messageCount(queue: topology.retryQueue(tier)) }
         return left + (try await connection.messageCount(queue: topology.deadQueue))
     }

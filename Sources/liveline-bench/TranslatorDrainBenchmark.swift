@@ -70,7 +70,7 @@ struct TranslatorDrainBenchmark: AsyncParsableCommand {
         logger.logLevel = .error
         let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: workers.amqpURL), logger: logger)
         defer { Task { await connection.close() } }
-        let inSendQueue = try await connection.messageCount(queue: LivelineTopology().sendQueue)
+        let inSendQueue = try await connection.messageCount(queue: LivelineTopology().sendQueues[0])
         let summary = Summary(
             store: pipeline.storeURL.hasPrefix("sqlite:") ? "SQLite" : "PostgreSQL", events: events, activities: activities,
             seconds: drain.seconds, eventsPerSecond: Double(events) / drain.seconds, translated: counts[0], dropped: counts[1],

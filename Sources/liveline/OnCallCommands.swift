@@ -114,10 +114,13 @@ struct DLQCommand: AsyncParsableCommand {
 
         func run() async throws {
             let filter = try filters.filter()
-            let settings = try await LivelineSettings.load(file: options.config)
+            let config = try await LivelineSettings.reader(file: options.config)
+            let settings = try LivelineSettings(config: config)
+            // Replayed jobs go to their send shard, so the shard counts must be the workers'.
+            let topology = try WorkerSettings(config: config).topology
             let logger = onCallLogger(options)
             try await settings.store.withStore(logger: logger) { store in
-                let counting = DeadLetterReplay(store: store, connection: nil)
+                let counting = DeadLetterReplay(store: store, connection: nil, topology: topology)
                 let total = min(limit, try await counting.count(matching: filter, force: force))
                 if total == 0 {
                     print(json ? try ReplayProgress.document(steps: [], DeadLetterReplay.Summary(dryRun: dryRun)) : "no dead letters to replay")
@@ -133,7 +136,7 @@ struct DLQCommand: AsyncParsableCommand {
                 let progress = ReplayProgress(total: total, json: json, verbose: dryRun)
                 let summary: DeadLetterReplay.Summary
                 do {
-                    summary = try await DeadLetterReplay(store: store, connection: connection)
+                    summary = try await DeadLetterReplay(store: store, connection: connection, topology: topology)
                         .run(matching: filter, limit: limit, force: force, dryRun: dryRun) { progress.record($0) }
                 } catch {
                     await connection?.close()
@@ -285,15 +288,16 @@ struct PublishCommand: AsyncParsableCommand {
             print("valid \(event.domain) event \(event.id) for activity \(event.activityId); not published (--dry-run)")
             return
         }
-        let topology = LivelineTopology()
+        let topology = workers.topology
         let connection = try await connect(settings.amqp, as: "publish", logger: logger)
         do {
             try await connection.declare(topology.amqp)
             try await connection.publish(AMQPMessage(
                 exchange: topology.eventsExchange, routingKey: event.envelope.type, body: body,
                 properties: AMQPProperties(
-                    contentType: "application/cloudevents+json", persistent: true, messageID: event.id,
-                    timestamp: event.time.date, type: event.envelope.type),
+                    contentType: "application/cloudevents+json",
+                    headers: [LivelineTopology.activityHeader: .string(event.activityId)], persistent: true,
+                    messageID: event.id, timestamp: event.time.date, type: event.envelope.type),
                 mandatory: true))
         } catch {
             await connection.close()
@@ -346,12 +350,15 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = onCallLogger(options)
-        let settings = try await LivelineSettings.load(file: options.config)
+        let config = try await LivelineSettings.reader(file: options.config)
+        let settings = try LivelineSettings(config: config)
+        var demo = Demo()
+        demo.topology = try WorkerSettings(config: config).topology
         try await settings.store.withStore(logger: logger) { store in
             let connection = try await connect(settings.amqp, as: "demo", logger: logger)
             do {
                 repeat {
-                    for line in try await Demo().publishOnce(connection: connection, store: store) { print(line) }
+                    for line in try await demo.publishOnce(connection: connection, store: store) { print(line) }
                     if let every { try await Task.sleep(for: .seconds(every)) }
                 } while every != nil && !Task.isCancelled
             } catch {

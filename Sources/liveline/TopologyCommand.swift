@@ -16,8 +16,21 @@ struct TopologyCommand: AsyncParsableCommand {
     @Option(help: "Virtual host written into the definitions.")
     var vhost = "/"
 
+    @Option(help: "The translate stage's shards (liveline.translate.shards).")
+    var translateShards = 1
+
+    @Option(help: "The send stage's shards (liveline.send.shards).")
+    var sendShards = 1
+
+    func validate() throws {
+        for (name, value) in [("--translate-shards", translateShards), ("--send-shards", sendShards)]
+        where !(1...LivelineTopology.maximumShards).contains(value) {
+            throw ValidationError("\(name) must be 1 to \(LivelineTopology.maximumShards), not \(value)")
+        }
+    }
+
     func run() async throws {
-        let topology = LivelineTopology().amqp
+        let topology = LivelineTopology(translateShards: translateShards, sendShards: sendShards).amqp
         guard let url = declare else {
             FileHandle.standardOutput.write(topology.definitionsJSON(virtualHost: vhost))
             print()

@@ -147,7 +147,7 @@ struct SenderBench {
 
         if options.mode == .amqp {
             let started = ContinuousClock.now
-            let consumer = try await consuming.consume(queue: topology.sendQueue, prefetch: options.prefetch)
+            let consumer = try await consuming.consume(queue: topology.sendQueues[0], prefetch: options.prefetch)
             var received = 0
             for try await delivery in consumer {
                 _ = try? PushJob(json: delivery.body)
@@ -181,7 +181,7 @@ struct SenderBench {
             }
             let elapsed = ContinuousClock.now - started
             await consuming.close()
-            let left = try await control.messageCount(queue: topology.sendQueue)
+            let left = try await control.messageCount(queue: topology.sendQueues[0])
             let dead = try await control.messageCount(queue: topology.deadQueue)
             report(count: jobs.count, elapsed: elapsed, what: "queue → sender → simulator, acked", metrics: metrics)
             printCPU(since: cpuStarted, count: jobs.count, elapsed: elapsed, what: "sender and simulator")
@@ -192,13 +192,13 @@ struct SenderBench {
             }
             print("simulator 200s: \(simulator.statistics.responsesByStatus[200, default: 0]); left in queue after drain: \(left); dead letters: \(dead)")
         }
-        for queue in [topology.sendQueue, topology.deadQueue] + topology.retryTiers.map(topology.retryQueue) {
+        for queue in [topology.sendQueues[0], topology.deadQueue] + topology.retryTiers.map(topology.retryQueue) {
             try? await control.delete(queue: queue)
         }
         for exchange in [topology.pushExchange, topology.retryExchange, topology.deadExchange, topology.eventsExchange] {
             try? await control.delete(exchange: exchange)
         }
-        try? await control.delete(queue: topology.translateQueue)
+        try? await control.delete(queue: topology.translateQueues[0])
         await consuming.close()
         await publishing.close()
         await control.close()

@@ -127,7 +127,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
             let deadline = clock.now + .seconds(600)
             while jobs < events, clock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
-                jobs = try await control.messageCount(queue: topology.sendQueue)
+                jobs = try await control.messageCount(queue: topology.sendQueues[0])
             }
             let elapsed = clock.now - started
             await group.triggerGracefulShutdown()
@@ -136,8 +136,8 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         }
         await consumer.close()
         await jobPublisher.close()
-        let left = try await control.messageCount(queue: topology.translateQueue)
-        let jobs = try await control.messageCount(queue: topology.sendQueue)
+        let left = try await control.messageCount(queue: topology.translateQueues[0])
+        let jobs = try await control.messageCount(queue: topology.sendQueues[0])
         let dead = try await control.messageCount(queue: topology.deadQueue)
         report(name, elapsed: elapsed, jobs: jobs, left: left, dead: dead, metrics: metrics)
         let cpu = ProcessUsage.cpuSeconds() - cpuStarted
@@ -149,7 +149,7 @@ struct TranslatorBenchmark: AsyncParsableCommand {
                          brokerCPU, brokerCPU / Double(events) * 1e6, brokerCPU / Self.seconds(elapsed)))
         }
 
-        for queue in [topology.translateQueue, topology.sendQueue, topology.deadQueue] { try? await control.delete(queue: queue) }
+        for queue in [topology.translateQueues[0], topology.sendQueues[0], topology.deadQueue] { try? await control.delete(queue: queue) }
         for exchange in [topology.eventsExchange, topology.pushExchange, topology.retryExchange, topology.deadExchange] {
             try? await control.delete(exchange: exchange)
         }

@@ -231,7 +231,7 @@ struct AMQPIntegrationTests {
             try await connection.publish(
                 AMQPMessage(exchange: topology.eventsExchange, routingKey: "ride.status", body: Data("bad".utf8)))
 
-            let work = try await connection.consume(queue: topology.translateQueue, prefetch: 1)
+            let work = try await connection.consume(queue: topology.translateQueues[0], prefetch: 1)
             try await receive(1, from: work)[0].reject()
 
             let dead = try await connection.consume(queue: topology.deadQueue, prefetch: 1)
@@ -239,7 +239,7 @@ struct AMQPIntegrationTests {
             #expect(String(decoding: letter.body, as: UTF8.self) == "bad")
             let death = try #require(letter.deaths.first)
             #expect(death.reason == "rejected")
-            #expect(death.queue == topology.translateQueue)
+            #expect(death.queue == topology.translateQueues[0])
             #expect(death.routingKeys == ["ride.status"])
             letter.ack()
             await work.close()
@@ -256,9 +256,9 @@ struct AMQPIntegrationTests {
             topology.deliveryLimit = 2
             try await connection.declare(topology.amqp)
             try await connection.publish(
-                AMQPMessage(exchange: topology.pushExchange, routingKey: "job", body: Data("poison".utf8)))
+                AMQPMessage(exchange: topology.pushExchange, routingKey: topology.sendRoutingKey(shard: 0), body: Data("poison".utf8)))
 
-            let work = try await connection.consume(queue: topology.sendQueue, prefetch: 1)
+            let work = try await connection.consume(queue: topology.sendQueues[0], prefetch: 1)
             // Delivered once plus `deliveryLimit` redeliveries, each returned to the queue.
             for _ in 0...topology.deliveryLimit {
                 try await receive(1, from: work)[0].nack(requeue: true)
@@ -266,8 +266,8 @@ struct AMQPIntegrationTests {
             let dead = try await connection.consume(queue: topology.deadQueue, prefetch: 1)
             let letter = try await receive(1, from: dead)[0]
             #expect(letter.deaths.first?.reason == "delivery_limit")
-            #expect(letter.deaths.first?.queue == topology.sendQueue)
-            #expect(try await connection.messageCount(queue: topology.sendQueue) == 0)
+            #expect(letter.deaths.first?.queue == topology.sendQueues[0])
+            #expect(try await connection.messageCount(queue: topology.sendQueues[0]) == 0)
             letter.ack()
             await work.close()
             await dead.close()
@@ -276,25 +276,88 @@ struct AMQPIntegrationTests {
         }
     }
 
-    @Test func retryTierReturnsTheJobToTheSendQueueAfterItsDelay() async throws {
+    @Test func retryTierReturnsTheJobToItsOwnSendShardAfterItsDelay() async throws {
         try await withBroker {
             let connection = try await Broker.connect()
-            var topology = testTopology()
+            var topology = LivelineTopology(prefix: "test.\(UUID().uuidString.prefix(8).lowercased())", retryTiers: [], sendShards: 4)
             topology.retryTiers = [.init(name: "1s", delay: .seconds(1))]
             try await connection.declare(topology.amqp)
             let sent = ContinuousClock.now
-            try await connection.publish(
-                AMQPMessage(exchange: topology.retryExchange, routingKey: "1s", body: Data("again".utf8)))
-            let work = try await connection.consume(queue: topology.sendQueue, prefetch: 1)
+            try await connection.publish(AMQPMessage(
+                exchange: topology.retryExchange, routingKey: topology.retryRoutingKey(tier: topology.retryTiers[0], shard: 2),
+                body: Data("again".utf8)))
+            let work = try await connection.consume(queue: topology.sendQueues[2], prefetch: 1)
             let job = try await receive(1, from: work)[0]
             #expect(ContinuousClock.now - sent >= .milliseconds(900))
             #expect(String(decoding: job.body, as: UTF8.self) == "again")
-            #expect(job.routingKey == LivelineTopology.retriedRoutingKey)
             #expect(job.deaths.first?.reason == "expired")
             job.ack()
+            for shard in [0, 1, 3] { #expect(try await connection.messageCount(queue: topology.sendQueues[shard]) == 0) }
             await work.close()
             try await delete(topology, on: connection)
             await connection.close()
+        }
+    }
+
+    /// The translate stage's consistent-hash exchange keeps each activity's events in one
+    /// shard, in order, and spreads activities over every shard.
+    @Test func eventsOfOneActivityLandInOneTranslateShardInOrder() async throws {
+        try await withBroker {
+            let connection = try await Broker.connect()
+            let topology = LivelineTopology(prefix: "test.\(UUID().uuidString.prefix(8).lowercased())", retryTiers: [], translateShards: 4)
+            try await connection.declare(topology.amqp)
+            let activities = (0..<40).map { "a-\($0)" }
+            var messages: [AMQPMessage] = []
+            for sequence in 0..<5 {
+                for activity in activities {
+                    messages.append(AMQPMessage(
+                        exchange: topology.eventsExchange, routingKey: "ride.status", body: Data("\(activity) \(sequence)".utf8),
+                        properties: AMQPProperties(headers: [LivelineTopology.activityHeader: .string(activity)]), mandatory: true))
+                }
+            }
+            try await connection.publish(contentsOf: messages)
+            var shardOf: [String: Int] = [:]
+            var counts: [Int] = []
+            for shard in 0..<4 {
+                let count = try await connection.messageCount(queue: topology.translateQueues[shard])
+                counts.append(count)
+                guard count > 0 else { continue }
+                let consumer = try await connection.consume(queue: topology.translateQueues[shard], prefetch: 500)
+                var last: [String: Int] = [:]
+                for delivery in try await receive(count, from: consumer) {
+                    let fields = String(decoding: delivery.body, as: UTF8.self).split(separator: " ")
+                    let (activity, sequence) = (String(fields[0]), Int(fields[1])!)
+                    #expect(shardOf[activity, default: shard] == shard, "\(activity) in two shards")
+                    #expect(sequence == last[activity, default: -1] + 1, "\(activity) out of order")
+                    shardOf[activity] = shard
+                    last[activity] = sequence
+                    delivery.ack()
+                }
+                await consumer.close()
+            }
+            #expect(counts.reduce(0, +) == 200)
+            #expect(shardOf.count == 40)
+            #expect(counts.allSatisfy { $0 > 0 }, "every shard takes some activities: \(counts)")
+            try await delete(topology, on: connection)
+            await connection.close()
+        }
+    }
+
+    /// A lease is an exclusive queue: one connection holds it, and it is free again the
+    /// moment that connection closes.
+    @Test func aShardLeaseIsHeldByOneConnectionUntilItCloses() async throws {
+        try await withBroker {
+            let first = try await Broker.connect()
+            let second = try await Broker.connect()
+            let lease = "test.lease.\(UUID().uuidString.prefix(8).lowercased())"
+            #expect(try await first.claim(exclusiveQueue: lease))
+            #expect(try await !second.claim(exclusiveQueue: lease))
+            // The refusal closed only the control channel; the connection goes on.
+            #expect(try await !second.claim(exclusiveQueue: lease))
+            await first.close()
+            #expect(try await second.claim(exclusiveQueue: lease))
+            try await second.delete(queue: lease)
+            await second.close()
         }
     }
 

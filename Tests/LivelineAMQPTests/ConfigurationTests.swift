@@ -64,8 +64,9 @@ import Testing
         let definitions = try JSONSerialization.jsonObject(with: topology.amqp.definitionsJSON()) as! [String: Any]
         let queues = definitions["queues"] as! [[String: Any]]
         let byName = Dictionary(uniqueKeysWithValues: queues.map { ($0["name"] as! String, $0) })
-        for name in [topology.translateQueue, topology.sendQueue] {
+        for name in [topology.translateQueues[0], topology.sendQueues[0]] {
             let arguments = try #require(byName[name]?["arguments"] as? [String: Any])
+            #expect(arguments["x-single-active-consumer"] as? Bool == true)
             #expect(arguments["x-queue-type"] as? String == "quorum")
             #expect(arguments["x-delivery-limit"] as? Int == 10)
             #expect(arguments["x-dead-letter-exchange"] as? String == topology.deadExchange)
@@ -83,7 +84,8 @@ import Testing
         let exchanges = Set((definitions["exchanges"] as! [[String: Any]]).map { $0["name"] as! String })
         for binding in definitions["bindings"] as! [[String: Any]] {
             #expect(exchanges.contains(binding["source"] as! String))
-            #expect(byName[binding["destination"] as! String] != nil)
+            let destination = binding["destination"] as! String
+            #expect(binding["destination_type"] as? String == "exchange" ? exchanges.contains(destination) : byName[destination] != nil)
         }
     }
 }
@@ -95,10 +97,11 @@ import Testing
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let committed = try Data(contentsOf: root.appendingPathComponent("deploy/rabbitmq/definitions.json"))
-        let generated = LivelineTopology().amqp.definitionsJSON()
+        // The shard counts the compose file and the manifests give the workers.
+        let generated = LivelineTopology(translateShards: 8, sendShards: 8).amqp.definitionsJSON()
         #expect(
             String(decoding: committed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
                 == String(decoding: generated, as: UTF8.self),
-            "regenerate with: swift run liveline topology > deploy/rabbitmq/definitions.json")
+            "regenerate with: swift run liveline topology --translate-shards 8 --send-shards 8 > deploy/rabbitmq/definitions.json")
     }
 }

@@ -77,7 +77,7 @@ struct MultiAppSenderTests {
                 tasks.addTask { try await group.run() }
                 let publishedAt = AMQPFieldValue.int(EventTime(Date()).millisecondsSince1970)
                 try await connection.publish(contentsOf: jobs.map {
-                    AMQPMessage(exchange: topology.pushExchange, routingKey: "score.push", body: $0.encoded(),
+                    AMQPMessage(exchange: topology.pushExchange, routingKey: topology.sendRoutingKey(shard: 0), body: $0.encoded(),
                                 properties: AMQPProperties(
                                     contentType: "application/json", headers: [TranslatorHeaders.publishedAt: publishedAt],
                                     messageID: $0.jobId))

@@ -60,7 +60,7 @@ struct DeadLetterPipelineTests {
                 let stuck = randomDeviceToken()
                 try await harness.register(stuck, activityID: "r-stuck")
                 let stuckJob = makeJob(target: .device(token: stuck, kind: .update), activityID: "r-stuck")
-                let side = "\(topology.sendQueue).side"
+                let side = "\(topology.sendQueues[0]).side"
                 try await harness.connection.declare(AMQPTopology(
                     exchanges: [], queues: [.init(side, arguments: [
                         "x-queue-type": "quorum", "x-dead-letter-exchange": .string(topology.deadExchange),
@@ -73,7 +73,7 @@ struct DeadLetterPipelineTests {
                 for try await delivery in consumer { delivery.reject(requeue: false); break }
                 await consumer.close()
                 // 3. Past the delivery limit: a consumer that keeps failing on it (nack, requeue).
-                let limited = "\(topology.sendQueue).limited"
+                let limited = "\(topology.sendQueues[0]).limited"
                 let limitedJob = makeJob(target: .device(token: stuck, kind: .update), activityID: "r-limited")
                 try await harness.connection.declare(AMQPTopology(
                     exchanges: [], queues: [.init(limited, arguments: [
@@ -225,7 +225,7 @@ struct DeadLetterPipelineTests {
                 let other = try await Broker.connect()
                 try await connection.declare(topology.amqp)
                 // A queue of our own on the events exchange sees every republished event.
-                let watch = "\(topology.translateQueue).watch"
+                let watch = "\(topology.translateQueues[0]).watch"
                 try await connection.declare(AMQPTopology(
                     exchanges: [], queues: [.init(watch, arguments: ["x-queue-type": "quorum"])],
                     bindings: [.init(queue: watch, exchange: topology.eventsExchange, routingKey: "#")]))

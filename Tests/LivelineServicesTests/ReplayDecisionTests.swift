@@ -113,7 +113,7 @@ struct ReplayDecisionTests {
 
         // The broker's own move, with only x-death.
         let death: AMQPFieldValue = .table([
-            "queue": .string(topology.sendQueue), "reason": "delivery_limit", "count": .int(1),
+            "queue": .string(topology.sendQueues[0]), "reason": "delivery_limit", "count": .int(1),
             "exchange": .string(topology.pushExchange), "routing-keys": .array([.string("ride.update")]),
             "time": .timestamp(1_800_000_000),
         ])
@@ -121,7 +121,7 @@ struct ReplayDecisionTests {
         let broker = DeadLetterReading.record(body: job.encoded(), properties: properties, routingKey: "", topology: topology, now: Self.now)
         #expect(broker.reason == "delivery_limit" && broker.source == .broker && broker.payloadKind == .job)
         #expect(broker.activityID == "r-9" && broker.eventID == job.eventId && broker.attempts == 11)
-        #expect(broker.deaths.first?.queue == topology.sendQueue && broker.routingKey == "ride.update")
+        #expect(broker.deaths.first?.queue == topology.sendQueues[0] && broker.routingKey == "ride.update")
         #expect(broker.lastFailedAt == Date(timeIntervalSince1970: 1_800_000_000))
         #expect(broker.message.contains("delivery limit") || broker.message.contains("delivery_limit"))
         // The same message again gets the same id; the next dead-lettering a new one.

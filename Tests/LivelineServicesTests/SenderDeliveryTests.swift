@@ -33,7 +33,7 @@ import Testing
 
             try await eventually("acked and traced") {
                 let trace = try await harness.store.trace(activityID: high.activityId, limit: 10)
-                return try await harness.messageCount(harness.topology.sendQueue) == 0
+                return try await harness.messageCount(harness.topology.sendQueues[0]) == 0
                     && trace.contains { $0.kind == .apnsOutcome && $0.detail.contains("delivered") }
             }
             let trace = try await harness.store.trace(activityID: high.activityId, limit: 10)
@@ -93,7 +93,7 @@ import Testing
             let junk = Data(#"{"jobId":"x","not":"a push job"}"#.utf8)
             body.append(junk + Data("\n".utf8))
             try await harness.connection.publish(AMQPMessage(
-                exchange: harness.topology.pushExchange, routingKey: "score.start", body: body,
+                exchange: harness.topology.pushExchange, routingKey: harness.topology.sendRoutingKey(shard: 0), body: body,
                 properties: AMQPProperties(contentType: PushJobBundle.contentType, messageID: "bundle-1")))
 
             try await eventually("every job delivered, the failed one after its tier") {
@@ -108,7 +108,7 @@ import Testing
             #expect(letter.originalBody == junk, "the bad line alone, not the bundle")
             try await eventually("the bundle acked, nothing left") {
                 let retrying = try await harness.messageCount(harness.topology.retryQueue(harness.topology.retryTiers[0]))
-                return try await harness.messageCount(harness.topology.sendQueue) == 0 && retrying == 0
+                return try await harness.messageCount(harness.topology.sendQueues[0]) == 0 && retrying == 0
             }
             try await Task.sleep(for: .milliseconds(300))
             #expect(tokens.allSatisfy { harness.simulator.deliveries(toDevice: $0).count == 1 }, "nothing sent twice")

@@ -35,7 +35,7 @@ import Testing
                 }
             } catch {
                 let missing = tokens.filter { harness.simulator.deliveries(toDevice: $0).isEmpty }
-                let send = try await harness.messageCount(harness.topology.sendQueue)
+                let send = try await harness.messageCount(harness.topology.sendQueues[0])
                 let dead = try await harness.messageCount(harness.topology.deadQueue)
                 var retry = 0
                 for tier in harness.topology.retryTiers { retry += try await harness.messageCount(harness.topology.retryQueue(tier)) }
@@ -47,7 +47,7 @@ import Testing
                 throw error
             }
             try await eventually("queues empty") {
-                let send = try await harness.messageCount(harness.topology.sendQueue)
+                let send = try await harness.messageCount(harness.topology.sendQueues[0])
                 var retry = 0
                 for tier in harness.topology.retryTiers {
                     retry += try await harness.messageCount(harness.topology.retryQueue(tier))
@@ -104,7 +104,7 @@ import Testing
                 let delivered = Set(tokens.filter { !harness.simulator.deliveries(toDevice: $0).isEmpty })
                 #expect(delivered.count < tokens.count, "the shutdown came mid-stream")
                 // What is still queued: whole bundles, none of them begun.
-                let consumer = try await harness.connection.consume(queue: harness.topology.sendQueue, prefetch: 100)
+                let consumer = try await harness.connection.consume(queue: harness.topology.sendQueues[0], prefetch: 100)
                 let left = report.readyAfterClose == 0 ? [] : try await receive(report.readyAfterClose, from: consumer)
                 await consumer.close()
                 let queued = try left.flatMap { delivery in
@@ -130,7 +130,7 @@ import Testing
                     makeJob(target: .device(token: $0, kind: .pushToStart), activityID: activity, event: .start)
                 }
                 return AMQPMessage(
-                    exchange: harness.topology.pushExchange, routingKey: "score.start", body: PushJobBundle.encode(jobs),
+                    exchange: harness.topology.pushExchange, routingKey: harness.topology.sendRoutingKey(shard: 0), body: PushJobBundle.encode(jobs),
                     properties: AMQPProperties(contentType: PushJobBundle.contentType, messageID: "bundle-\(bundle)"))
             })
             try await eventually("some delivered") {

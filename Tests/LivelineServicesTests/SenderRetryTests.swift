@@ -151,7 +151,7 @@ import Testing
             }
             #expect(harness.simulator.deliveries(toDevice: token).first?.payload == Array(end.payload))
             #expect(try await harness.messageCount(harness.topology.deadQueue) == 0)
-            #expect(try await harness.messageCount(harness.topology.sendQueue) == 0)
+            #expect(try await harness.messageCount(harness.topology.sendQueues[0]) == 0)
         }
     }
 
@@ -176,7 +176,7 @@ import Testing
                 let delivered = harness.simulator.deliveries(toDevice: token)
                 return delivered.last?.apnsID.lowercased() == newest && Int64(delivered.count) + dropped() == 50
             }
-            try await eventually("every job acked") { try await harness.messageCount(harness.topology.sendQueue) == 0 }
+            try await eventually("every job acked") { try await harness.messageCount(harness.topology.sendQueues[0]) == 0 }
             let delivered = harness.simulator.deliveries(toDevice: token).map(\.apnsID).map { $0.lowercased() }
             #expect((1...5).contains(delivered.count), "a handful of pushes, not 50: \(delivered.count)")
             try await eventually("each drop traced") {

@@ -99,7 +99,7 @@ struct SenderHarness {
         try await connection.publish(
             contentsOf: jobs.map { job in
                 AMQPMessage(
-                    exchange: topology.pushExchange, routingKey: "\(job.domain).push",
+                    exchange: topology.pushExchange, routingKey: topology.sendRoutingKey(shard: 0),
                     body: job.encoded(),
                     properties: AMQPProperties(
                         contentType: "application/json",
@@ -116,7 +116,7 @@ struct SenderHarness {
     /// Publishes raw bytes to the push exchange.
     func publish(raw body: Data) async throws {
         try await connection.publish(
-            AMQPMessage(exchange: topology.pushExchange, routingKey: "ride.push", body: body)
+            AMQPMessage(exchange: topology.pushExchange, routingKey: topology.sendRoutingKey(shard: 0), body: body)
         )
     }
 
@@ -254,12 +254,10 @@ private func runSender<T: Sendable>(
         await publishing.close()
         for client in clients.values { await client.shutdown() }
         try? await simulator.stop()
-        for queue in [topology.sendQueue, topology.deadQueue] + topology.retryTiers.map(topology.retryQueue) {
-            try? await connection.delete(queue: queue)
-        }
-        for exchange in [topology.pushExchange, topology.retryExchange, topology.deadExchange] {
-            try? await connection.delete(exchange: exchange)
-        }
+        // Every queue and exchange the topology declares: each quorum queue left behind keeps
+        // files open on the broker.
+        for queue in topology.amqp.queues { try? await connection.delete(queue: queue.name) }
+        for exchange in topology.amqp.exchanges { try? await connection.delete(exchange: exchange.name) }
         await connection.close()
     }
 
@@ -275,10 +273,10 @@ private func runSender<T: Sendable>(
                 // asynchronous (and quorum queues settle them through Raft), so give the last
                 // ones a moment to land before counting; on a loaded machine they can trail.
                 try await Task.sleep(for: .milliseconds(500))
-                let readyBeforeClose = try await harness.messageCount(topology.sendQueue)
+                let readyBeforeClose = try await harness.messageCount(topology.sendQueues[0])
                 await consuming.close()
                 await publishing.close()
-                let readyAfterClose = try await harness.messageCount(topology.sendQueue)
+                let readyAfterClose = try await harness.messageCount(topology.sendQueues[0])
                 try await afterShutdown(
                     harness, SenderShutdownReport(readyBeforeClose: readyBeforeClose, readyAfterClose: readyAfterClose)
                 )

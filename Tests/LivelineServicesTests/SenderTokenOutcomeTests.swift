@@ -29,7 +29,7 @@ import Testing
                 try await harness.tokens(of: goneActivity).isEmpty
             }
             try await eventually("both jobs acked") {
-                try await harness.messageCount(harness.topology.sendQueue) == 0
+                try await harness.messageCount(harness.topology.sendQueues[0]) == 0
             }
             try await Task.sleep(for: .seconds(1.5))  // longer than the retry tier: nothing comes back
             #expect(try await harness.tokens(of: backActivity) == [backToken])

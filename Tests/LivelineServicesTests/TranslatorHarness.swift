@@ -118,12 +118,10 @@ struct TranslatorHarness {
 
     private func tearDown() async {
         await closeServiceConnections()
-        for queue in [topology.translateQueue, topology.sendQueue, topology.deadQueue] {
-            try? await control.delete(queue: queue)
-        }
-        for exchange in [topology.eventsExchange, topology.pushExchange, topology.retryExchange, topology.deadExchange] {
-            try? await control.delete(exchange: exchange)
-        }
+        // Every queue and exchange the topology declares: each quorum queue left behind keeps
+        // files open on the broker.
+        for queue in topology.amqp.queues { try? await control.delete(queue: queue.name) }
+        for exchange in topology.amqp.exchanges { try? await control.delete(exchange: exchange.name) }
         await control.close()
     }
 
@@ -146,6 +144,20 @@ struct TranslatorHarness {
 
     /// Takes `count` messages from the send queue, acking them, and returns the push jobs
     /// they carry (a ``PushJobBundle`` carries several).
+    /// Takes every message waiting in the send shard queues and returns the jobs they carry:
+    /// a message holds one job or a bundle of a batch's jobs for its shard.
+    func takeQueuedJobs() async throws -> [PushJob] {
+        var jobs: [PushJob] = []
+        for queue in topology.sendQueues {
+            let count = try await control.messageCount(queue: queue)
+            guard count > 0 else { continue }
+            let consumer = try await control.consume(queue: queue, prefetch: UInt16(min(count, 1_000)))
+            jobs += try await self.jobs(count, consumer: consumer).map(\.job)
+            await consumer.close()
+        }
+        return jobs
+    }
+
     func jobs(_ count: Int, consumer: AMQPConsumer) async throws -> [(job: PushJob, delivery: AMQPDelivery)] {
         try await receive(count, from: consumer).flatMap { delivery in
             delivery.ack()

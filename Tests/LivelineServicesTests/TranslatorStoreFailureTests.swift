@@ -44,8 +44,8 @@ struct TranslatorStoreFailureTests {
                 try await eventually("every event handled once the store recovered") {
                     harness.metrics.total("liveline_translator_events_received_total") == Int64(events.count)
                 }
-                let count = try await harness.control.messageCount(queue: harness.topology.sendQueue)
-                let consumer = try await harness.control.consume(queue: harness.topology.sendQueue, prefetch: 200)
+                let count = try await harness.control.messageCount(queue: harness.topology.sendQueues[0])
+                let consumer = try await harness.control.consume(queue: harness.topology.sendQueues[0], prefetch: 200)
                 let jobs = try await harness.jobs(count, consumer: consumer).map(\.job)
                 await consumer.close()
                 let sequences = Dictionary(grouping: jobs, by: \.activityId).mapValues { $0.map(\.sequence) }
@@ -59,7 +59,7 @@ struct TranslatorStoreFailureTests {
                 }
                 #expect(try await harness.control.messageCount(queue: harness.topology.deadQueue) == 0)
             } afterShutdown: { harness in
-                let left = try await harness.control.messageCount(queue: harness.topology.translateQueue)
+                let left = try await harness.control.messageCount(queue: harness.topology.translateQueues[0])
                 #expect(left == 0, "nothing left unacked")
             }
         }

@@ -72,9 +72,10 @@ public enum DeadLetterReading {
     ) -> DeadLetterRecord {
         let newest = deaths.first
         let kind: DeadLetterRecord.PayloadKind
+        // By stage, whatever the shard count was when it died.
         switch newest?.queue {
-        case topology.translateQueue: kind = .event
-        case topology.sendQueue: kind = .job
+        case let queue? where topology.translate.shard(ofQueue: queue) != nil: kind = .event
+        case let queue? where topology.send.shard(ofQueue: queue) != nil: kind = .job
         default: kind = (try? PushJob(json: body)) != nil ? .job : EventIdentity(peeking: body) != nil ? .event : .unknown
         }
         let reason = newest?.reason ?? "unknown"

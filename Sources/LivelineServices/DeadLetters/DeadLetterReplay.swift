@@ -196,6 +196,7 @@ public struct DeadLetterReplay: Sendable {
         case .republishEvent(let cap):
             var headers: AMQPTable = [DeadLetterHeaders.replayOf: .string(letter.id)]
             if let cap { headers[TranslatorHeaders.priorityCap] = .int(Int64(cap.rawValue)) }
+            if let activity = letter.activityID { headers[LivelineTopology.activityHeader] = .string(activity) }
             return AMQPMessage(
                 exchange: topology.eventsExchange, routingKey: letter.routingKey, body: letter.body,
                 properties: AMQPProperties(

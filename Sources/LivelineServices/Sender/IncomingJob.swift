@@ -44,10 +44,13 @@ struct IncomingJob: Sendable {
 final class DeliverySettlement: Sendable {
     private let delivery: AMQPDelivery
     private let state: Mutex<(remaining: Int, failed: Bool)>
+    private let unsettled: UnsettledDeliveries?
 
-    init(_ delivery: AMQPDelivery, jobs: Int) {
+    init(_ delivery: AMQPDelivery, jobs: Int, unsettled: UnsettledDeliveries? = nil) {
         self.delivery = delivery
         self.state = Mutex((remaining: jobs, failed: false))
+        self.unsettled = unsettled
+        unsettled?.received()
     }
 
     var deliveryTag: UInt64 { delivery.deliveryTag }
@@ -60,8 +63,12 @@ final class DeliverySettlement: Sendable {
             return state.remaining == 0 ? !state.failed : nil
         }
         switch outcome {
-        case true?: delivery.ack()
-        case false?: delivery.nack(requeue: true)
+        case true?:
+            delivery.ack()
+            unsettled?.settled()
+        case false?:
+            delivery.nack(requeue: true)
+            unsettled?.settled()
         case nil: break
         }
     }

@@ -11,9 +11,11 @@ struct OutcomePublisher: Sendable {
     let connection: AMQPConnection
     let topology: LivelineTopology
 
-    /// Sends `body` to `tier`; it comes back to the send queue after the tier's TTL.
+    /// Sends `body` to `tier`; it comes back after the tier's TTL to the send shard of its
+    /// `lane`, the shard the translator put it in.
     func retry(
-        body: Data, messageID: String?, tier: LivelineTopology.RetryTier, attempt: Int, firstAttemptAt: EventTime
+        body: Data, messageID: String?, lane: String, tier: LivelineTopology.RetryTier, attempt: Int,
+        firstAttemptAt: EventTime
     ) async throws {
         let headers: AMQPTable = [
             SenderHeaders.attempt: .int(Int64(attempt)),
@@ -22,7 +24,7 @@ struct OutcomePublisher: Sendable {
         try await connection.publish(
             AMQPMessage(
                 exchange: topology.retryExchange,
-                routingKey: tier.name,
+                routingKey: topology.retryRoutingKey(tier: tier, shard: topology.sendShard(lane: lane)),
                 body: body,
                 properties: AMQPProperties(
                     contentType: "application/json", headers: headers, persistent: true, messageID: messageID

@@ -309,7 +309,7 @@ struct PushJobHandler: Sendable {
         switch plan {
         case .tier(let tier, let nextAttempt):
             try await publisher.retry(
-                body: body, messageID: messageID, tier: tier, attempt: nextAttempt, firstAttemptAt: attempt.firstAt
+                body: body, messageID: messageID, lane: job.target.laneKey(activity: job.activityId), tier: tier, attempt: nextAttempt, firstAttemptAt: attempt.firstAt
             )
             metrics.retried(tier: tier.name)
             metrics.finished("retried", reason: apnsReason)

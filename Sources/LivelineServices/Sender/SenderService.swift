@@ -32,6 +32,7 @@ public final class SenderService: Service {
     private let traces: TraceWriter
     private let logger: Logger
     private let health: WorkLoopHealth
+    private let metricsFactory: any MetricsFactory
 
     /// Creates a sender. Opens nothing: consuming starts in ``run()``.
     ///
@@ -55,6 +56,7 @@ public final class SenderService: Service {
         health: WorkLoopHealth = WorkLoopHealth()
     ) {
         self.health = health
+        self.metricsFactory = metricsFactory
         let metrics = SenderMetrics(factory: metricsFactory)
         let traces = TraceWriter(
             store: store, interval: settings.traceFlushInterval, batchSize: settings.traceBatchSize,
@@ -77,28 +79,34 @@ public final class SenderService: Service {
         )
     }
 
-    /// Declares the topology, consumes until graceful shutdown or cancellation, then
-    /// drains: every job taken from the queue is finished, recorded and acked before
-    /// this returns.
+    /// Declares the topology, consumes the send shards it leases (``ShardLeases``) until
+    /// graceful shutdown or cancellation, then drains: every job taken from a shard is
+    /// finished, recorded and acked before this returns, and before a shard handed to
+    /// another worker is let go.
     public func run() async throws {
         try await consuming.declare(settings.topology.amqp)
-        let consumer = try await consuming.consume(queue: settings.topology.sendQueue, prefetch: settings.prefetch)
+        let stage = settings.topology.send
+        let leases = ShardLeases(
+            stage: stage, connection: consuming, prefetch: settings.prefetch, interval: settings.balanceInterval,
+            logger: logger, metricsFactory: metricsFactory)
         logger.info(
             "sender consuming",
             metadata: ServiceLogKey.metadata([
-                .senderQueue: "\(settings.topology.sendQueue)",
+                .senderQueue: "\(stage.name)", .shardHeld: "of \(stage.shards)",
                 .senderPrefetch: "\(settings.prefetch)",
                 .senderInFlight: "\(settings.maximumSendsInFlight)",
             ])
         )
         try await withThrowingTaskGroup(of: Void.self) { background in
             background.addTask { await self.traces.run() }
-            await withTaskGroup(of: Void.self) { watcher in
-                // Graceful shutdown and task cancellation both end the consumer the same
-                // way: basic.cancel, so the iteration ends and the drain begins.
-                watcher.addTask { await consumer.cancelAtGracefulShutdown() }
-                await sendAll(from: consumer)
-                watcher.cancelAll()
+            // A shard's consumer ends once cancelled (a handover, graceful shutdown or
+            // cancellation) and everything received was handed out; its sends then finish.
+            do {
+                try await leases.run { _, consumer in await self.sendAll(from: consumer) }
+            } catch {
+                traces.finish()
+                try? await background.waitForAll()
+                throw error
             }
             // Every handler has left its trace entries and its ack with the writer; the
             // ticker's last flush commits them and acks before run() returns.
@@ -109,18 +117,20 @@ public final class SenderService: Service {
     }
 
     /// Runs one handler per job (a delivery carries one, or a bundle of them), at most
-    /// `maximumSendsInFlight` at once, and waits for all of them once the consumer ends.
+    /// `maximumSendsInFlight` at once for each shard held, and waits for all of them, and
+    /// their acks, once the consumer ends.
     private func sendAll(from consumer: AMQPConsumer) async {
         let handler = self.handler
         let health = self.health
         let limit = settings.maximumSendsInFlight
         let lanes = ActivityLanes()
+        let unsettled = UnsettledDeliveries()
         await withTaskGroup(of: Void.self) { group in
             var inFlight = 0
             do {
                 for try await delivery in consumer {
                     let jobs = IncomingJob.jobs(in: delivery)
-                    let settlement = DeliverySettlement(delivery, jobs: jobs.count)
+                    let settlement = DeliverySettlement(delivery, jobs: jobs.count, unsettled: unsettled)
                     for incoming in jobs {
                         if inFlight >= limit {
                             _ = await group.next()
@@ -149,5 +159,9 @@ public final class SenderService: Service {
             }
             await group.waitForAll()
         }
+        // Acks follow their trace's commit: commit what waits, then wait for every ack, so
+        // a shard given up is let go only after its last one.
+        await traces.flush()
+        await unsettled.allSettled()
     }
 }

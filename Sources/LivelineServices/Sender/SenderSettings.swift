@@ -31,6 +31,9 @@ public struct SenderSettings: Sendable {
     /// 50 ms commit and stalled until it came: 27,760–33,265 pushes/s in alternating drains of
     /// 100,000 jobs, against 33,253–37,838 at 250 and 27,572–35,509 with 5 ms commits.
     public var traceBatchSize: Int
+    /// How often the worker looks at the live senders and rebalances the send shards it
+    /// holds. Default 1 s.
+    public var balanceInterval: Duration
 
     /// Creates settings; every argument has the documented default.
     public init(
@@ -40,8 +43,10 @@ public struct SenderSettings: Sendable {
         throttleBackoff: Duration = .seconds(5),
         maximumThrottleBackoff: Duration = .seconds(600),
         traceFlushInterval: Duration = .milliseconds(50),
-        traceBatchSize: Int = 250
+        traceBatchSize: Int = 250,
+        balanceInterval: Duration = .seconds(1)
     ) {
+        self.balanceInterval = balanceInterval
         self.topology = topology
         self.prefetch = prefetch
         self.maximumSendsInFlight = max(1, maximumSendsInFlight)

@@ -297,12 +297,14 @@ struct BatchProcessor: Sendable {
     /// submitted one after another reach the broker in that order, while several of them
     /// wait for their confirms at once.
     ///
-    /// The jobs of one event go out together, up to ``TranslatorSettings/jobsPerMessage`` in
-    /// a message (``PushJobBundle``). A batch of more than ``TranslatorSettings/publishSlice``
-    /// jobs (a game's start for its whole audience) goes out in slices, at most two
-    /// unconfirmed at once: holding 100,000 encoded jobs until the broker confirmed them all
-    /// took the translator past 500 MiB. Every slice but the last is confirmed here, before
-    /// the next batch may submit, so batch order holds.
+    /// The jobs of the whole batch that go to one send shard go out together, up to
+    /// ``TranslatorSettings/jobsPerMessage`` in a message (``PushJobBundle``), in batch order:
+    /// at a steady flow that is a few messages per batch instead of one per event, and the
+    /// broker's cost is per message. A batch of more than
+    /// ``TranslatorSettings/publishSlice`` jobs (a game's start for its whole audience) goes
+    /// out in slices, at most two unconfirmed at once: holding 100,000 encoded jobs until the
+    /// broker confirmed them all took the translator past 500 MiB. Every slice but the last
+    /// is confirmed here, before the next batch may submit, so batch order holds.
     func submit(_ batch: PreparedBatch) async throws -> Submitted {
         var messages = batch.outgoing
         let jobs = batch.jobsToPublish
@@ -310,13 +312,16 @@ struct BatchProcessor: Sendable {
         // Two slices in flight: the broker works on one while the next is encoded and sent.
         var previous: Submitted?
         while true {
-            var sliced = 0
-            while next < jobs.endIndex, sliced < settings.publishSlice {
-                let end = Self.endOfMessage(jobs, from: next, limit: min(settings.jobsPerMessage, settings.publishSlice - sliced))
-                messages.append(OutgoingMessage.jobs(jobs[next..<end], topology: topology, publishedAt: batch.publishedAt))
-                sliced += end - next
-                next = end
+            let end = min(jobs.endIndex, next + settings.publishSlice)
+            for shard in Self.byShard(jobs[next..<end], topology: topology) {
+                var start = shard.startIndex
+                while start < shard.endIndex {
+                    let stop = min(shard.endIndex, start + settings.jobsPerMessage)
+                    messages.append(OutgoingMessage.jobs(shard[start..<stop], topology: topology, publishedAt: batch.publishedAt))
+                    start = stop
+                }
             }
+            next = end
             let slice = Submitted(messages: messages, receipt: publisher.submit(contentsOf: messages))
             if let previous { try await confirmed(previous.messages, receipt: previous.receipt) }
             if next == jobs.endIndex { return slice }
@@ -325,18 +330,12 @@ struct BatchProcessor: Sendable {
         }
     }
 
-    /// Where the message that starts at `start` ends: after at most `limit` jobs, all of
-    /// the same event of the same activity (each for another target, so none waits for
-    /// another in the sender's lanes).
-    static func endOfMessage(_ jobs: [PushJob], from start: Int, limit: Int) -> Int {
-        var end = start + 1
-        let first = jobs[start]
-        while end < jobs.endIndex, end - start < limit, jobs[end].eventId == first.eventId,
-            jobs[end].activityId == first.activityId
-        {
-            end += 1
-        }
-        return end
+    /// The jobs of each send shard, each in the order given; shards in index order.
+    static func byShard(_ jobs: ArraySlice<PushJob>, topology: LivelineTopology) -> [[PushJob]] {
+        guard topology.send.shards > 1 else { return jobs.isEmpty ? [] : [Array(jobs)] }
+        var shards = [[PushJob]](repeating: [], count: topology.send.shards)
+        for job in jobs { shards[topology.sendShard(lane: job.target.laneKey(activity: job.activityId))].append(job) }
+        return shards.filter { !$0.isEmpty }
     }
 
     /// Waits for the confirms of a submitted batch, publishing refused messages again while

@@ -6,18 +6,20 @@ import LivelineMessaging
 /// The AMQP messages the translator publishes: push jobs and dead letters. Public for the
 /// benchmarks, which queue jobs exactly as the translator does.
 public enum OutgoingMessage {
-    /// A push job for `liveline.push`: routing key `<domain>.<event>`, `message_id` = job id,
-    /// so a republished job is recognisably the same one.
+    /// A push job for `liveline.push`: routing key its send shard's
+    /// (``LivelineMessaging/LivelineTopology/sendShard(lane:)``), `message_id` = job id, so a
+    /// republished job is recognisably the same one.
     public static func job(_ job: PushJob, topology: LivelineTopology, publishedAt: EventTime) -> AMQPMessage {
-        AMQPMessage(
+        let lane = job.target.laneKey(activity: job.activityId)
+        return AMQPMessage(
             exchange: topology.pushExchange,
-            routingKey: "\(job.domain).\(job.event.rawValue)",
+            routingKey: topology.sendRoutingKey(shard: topology.sendShard(lane: lane)),
             body: job.encoded(),
             properties: AMQPProperties(
                 contentType: "application/json",
                 headers: [
                     TranslatorHeaders.activity: .string(job.activityId),
-                    TranslatorHeaders.lane: .string(job.target.laneKey(activity: job.activityId)),
+                    TranslatorHeaders.lane: .string(lane),
                     TranslatorHeaders.domain: .string(job.domain),
                     TranslatorHeaders.sequence: .int(job.sequence),
                     TranslatorHeaders.event: .string(job.event.rawValue),
@@ -31,8 +33,8 @@ public enum OutgoingMessage {
         )
     }
 
-    /// One message for `jobs`, all of one event: the job itself when it is alone, else a
-    /// ``PushJobBundle``, with the first job's routing key and headers but no lane (the
+    /// One message for `jobs`, all for one send shard: the job itself when it is alone, else
+    /// a ``PushJobBundle``, with the first job's routing key and headers but no lane (the
     /// sender takes each job's lane from the job) and the number of jobs in `x-liveline-jobs`.
     static func jobs(_ jobs: ArraySlice<PushJob>, topology: LivelineTopology, publishedAt: EventTime) -> AMQPMessage {
         let first = jobs[jobs.startIndex]

@@ -17,7 +17,10 @@ import Synchronization
 /// the acks. A batch that fails (store or broker) is requeued whole and the service keeps
 /// running; the queue's delivery limit dead-letters a batch that keeps failing.
 ///
-/// On graceful shutdown it cancels the consumer, finishes and acks what it already
+/// It works on the translate shards it leases (``ShardLeases``), one pipeline per shard, so
+/// one activity's events are translated in order by one worker at a time, however many run.
+///
+/// On graceful shutdown it cancels every shard's consumer, finishes and acks what it already
 /// received, and returns. Run it in a `ServiceGroup`.
 public struct TranslatorService: Service {
     private let consumerConnection: AMQPConnection
@@ -27,6 +30,7 @@ public struct TranslatorService: Service {
     private let settings: TranslatorSettings
     private let logger: Logger
     private let metrics: TranslatorMetrics
+    private let metricsFactory: any MetricsFactory
 
     /// Creates the service; nothing runs until ``run()``.
     ///
@@ -56,27 +60,27 @@ public struct TranslatorService: Service {
         self.settings = settings
         self.logger = logger
         self.metrics = metrics
+        self.metricsFactory = metricsFactory
         self.processor = BatchProcessor(
             translator: translator, store: store, publisher: publisher, topology: topology,
             settings: settings, metrics: metrics, logger: logger, channels: channels)
     }
 
-    /// Consumes until graceful shutdown (then drains and returns), cancellation, or the
-    /// end of the consumer (e.g. the queue was deleted), which it throws.
+    /// Consumes the shards it holds until graceful shutdown (then drains and returns),
+    /// cancellation, or the end of a shard's consumer (e.g. its queue was deleted), which it
+    /// throws.
     public func run() async throws {
-        let consumer = try await consumerConnection.consume(queue: topology.translateQueue, prefetch: settings.prefetch)
+        let leases = ShardLeases(
+            stage: topology.translate, connection: consumerConnection, prefetch: settings.prefetch,
+            interval: settings.balanceInterval, logger: logger, metricsFactory: metricsFactory)
         logger.info("translator consuming", metadata: ServiceLogKey.metadata([
-            .translatorQueue: "\(topology.translateQueue)", .translatorPrefetch: "\(settings.prefetch)",
-            .translatorBatchMaximum: "\(settings.maxBatchSize)",
+            .translatorQueue: "\(topology.translate.name)", .shardHeld: "of \(topology.translate.shards)",
+            .translatorPrefetch: "\(settings.prefetch)", .translatorBatchMaximum: "\(settings.maxBatchSize)",
         ]))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            // Graceful shutdown stops new deliveries only; the loop below then works
-            // through what was received, and ends when the consumer sequence does.
-            group.addTask { await consumer.cancelAtGracefulShutdown() }
-            try await processBatches(from: consumer)
-            group.cancelAll()
-        }
-        logger.info("translator drained", metadata: ServiceLogKey.metadata([.translatorQueue: "\(topology.translateQueue)"]))
+        // A shard's consumer ends once cancelled and everything received was handed out;
+        // its pipeline then works through what it holds and returns.
+        try await leases.run { _, consumer in try await processBatches(from: consumer) }
+        logger.info("translator drained", metadata: ServiceLogKey.metadata([.translatorQueue: "\(topology.translate.name)"]))
     }
 
     /// A pipeline over consecutive batches: batch N+3 is received and parsed (pure CPU)

@@ -53,6 +53,9 @@ public struct TranslatorSettings: Sendable, Hashable {
     /// peak RSS to 204-208 MiB against 163-166 MiB: its prefetch of 1,000 messages holds that
     /// many bundles. 1 publishes every job alone.
     public var jobsPerMessage: Int
+    /// How often the worker looks at the live workers and rebalances the shards it holds
+    /// (``ShardLeases``). Default 1 s: a worker that joins or leaves is balanced within a few.
+    public var balanceInterval: Duration
 
     /// Creates settings; every argument has the documented default.
     public init(
@@ -61,8 +64,9 @@ public struct TranslatorSettings: Sendable, Hashable {
         publishAttempts: Int = 3, publishRetryDelay: Duration = .milliseconds(200),
         failureBackoff: Duration = .milliseconds(500), budgetWindowSeconds: Double = 3_600,
         parseConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount, publishSlice: Int = 4_096,
-        jobsPerMessage: Int = 16
+        jobsPerMessage: Int = 16, balanceInterval: Duration = .seconds(1)
     ) {
+        self.balanceInterval = balanceInterval
         self.publishSlice = max(1, publishSlice)
         self.jobsPerMessage = max(1, jobsPerMessage)
         self.prefetch = prefetch
