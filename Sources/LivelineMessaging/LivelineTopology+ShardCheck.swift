@@ -10,7 +10,7 @@ public struct ShardCountMismatch: Error, CustomStringConvertible {
 
     public var description: String {
         "\(setting) is \(configured), but the broker's \(stage) has \(onBroker) shard(s) (\(stage).0of\(onBroker)): "
-            + "set \(setting) to \(onBroker), or reshard with `liveline reshard` first"
+            + "set \(setting) to \(onBroker), or reshard the broker first (docs/SCALING.md, Resharding)"
     }
 }
 

@@ -215,8 +215,8 @@ enum Drain {
         logger.logLevel = .critical
         let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: pipeline.amqpURL), logger: logger)
         defer { Task { await connection.close() } }
-        let topology = LivelineTopology()
-        let queues = [topology.translateQueues[0], topology.sendQueues[0]] + topology.retryTiers.map(topology.retryQueue)
+        let topology = pipeline.topology
+        let queues = topology.translateQueues + topology.sendQueues + topology.retryTiers.map(topology.retryQueue)
         let progress = Progress(total: load.total, what: "delivered, dropped or dead-lettered")
         let deadline = ContinuousClock.now + timeout
         var previous: [Int] = []

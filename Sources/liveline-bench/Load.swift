@@ -67,7 +67,7 @@ struct Load: Sendable {
     /// Publishes every event; returns each one's publish time (seconds since 1970).
     /// `during` runs beside the publishing (a fault, for example) once `at` events are out.
     func publish(
-        amqpURL: String, progress: Progress,
+        amqpURL: String, topology: LivelineTopology = LivelineTopology(), progress: Progress,
         at trigger: Int? = nil, during: (@Sendable () async throws -> Void)? = nil
     ) async throws -> [Double] {
         var logger = Logger(label: "bench.producer")
@@ -75,10 +75,9 @@ struct Load: Sendable {
         let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: amqpURL), logger: logger)
         defer { Task { await connection.close() } }
         // Declared here too, so a backlog can be published before any worker starts.
-        let topology = LivelineTopology()
         try await connection.declare(topology.amqp)
-        try await Self.requireEmpty([topology.translateQueues[0], topology.sendQueues[0]], on: connection)
-        let publisher = EventPublisher(connection: connection, source: "//liveline-bench")
+        try await Self.requireEmpty(topology.translateQueues + topology.sendQueues, on: connection)
+        let publisher = EventPublisher(connection: connection, source: "//liveline-bench", topology: topology)
         var publishedAt = [Double](repeating: 0, count: total)
         let clock = ContinuousClock()
         let started = clock.now

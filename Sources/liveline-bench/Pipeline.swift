@@ -2,6 +2,7 @@ import APNsSimulator
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import LivelineMessaging
 import LivelineAMQP
 import LivelineBenchSupport
 import LivelineCore
@@ -37,6 +38,13 @@ final class Pipeline: @unchecked Sendable {
         self.storeURL = storeURL
         self.environment = environment
         nextOpsPort = opsPort
+    }
+
+    /// The topology the workers run, with the shard counts their settings give.
+    var topology: LivelineTopology {
+        LivelineTopology(
+            translateShards: environment["LIVELINE_TRANSLATE_SHARDS"].flatMap(Int.init) ?? 1,
+            sendShards: environment["LIVELINE_SEND_SHARDS"].flatMap(Int.init) ?? 1)
     }
 
     private enum SimulatorHost {

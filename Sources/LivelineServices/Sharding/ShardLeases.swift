@@ -169,8 +169,8 @@ final class ShardLeases: Sendable {
         heldGauge.record(self.held.count)
     }
 
-    /// Stops a shard's work (it drains and settles what it received), closes its channel and
-    /// only then drops its lease, so the next holder starts after the last acked message.
+    /// Stops a shard's work (it drains and settles what it received) and only then drops its
+    /// lease, so the next holder starts after the last acked message.
     private func release(_ shard: Int) async {
         guard let holding = state.withLock({ $0.held.removeValue(forKey: shard) }) else { return }
         await holding.consumer.cancel()
@@ -179,8 +179,16 @@ final class ShardLeases: Sendable {
                 .shardStage: "\(stage.name)", .shardIndex: "\(shard)", .shardError: "\(error)",
             ]))
         }
-        await holding.consumer.close()
         try? await connection.delete(queue: stage.lease(shard))
+        // Every message is acked and nothing more comes. The channel closes a moment later:
+        // a quorum queue applies acks through its log, and a channel closed at once could
+        // race it into requeueing a message whose ack is in flight, which the next holder
+        // would send again.
+        let consumer = holding.consumer
+        Task {
+            try? await Task.sleep(for: .seconds(1))
+            await consumer.close()
+        }
         handovers.increment()
         heldGauge.record(held.count)
         logger.info("shard released", metadata: ServiceLogKey.metadata([

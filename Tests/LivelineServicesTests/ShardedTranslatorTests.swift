@@ -1,0 +1,160 @@
+import Foundation
+import LivelineAMQP
+import LivelineCore
+import LivelineMessaging
+import LivelineProducer
+import LivelineServices
+import LivelineStore
+import LivelineStoreTestSupport
+import LivelineTestSupport
+import Logging
+import MetricsTestKit
+import ServiceLifecycle
+import Testing
+
+/// Several translators on one sharded stage, each with its own connections and counters, as
+/// separate processes would be: the shards are shared out, a worker that leaves hands its
+/// shards over, and one activity's jobs stay in one send shard, in order, throughout.
+@Suite(.timeLimit(.minutes(3)))
+struct ShardedTranslatorTests {
+    @Test(arguments: StoreKind.underTest)
+    func fourTranslatorsShareEightShardsAndKeepOrderAcrossAHandover(store kind: StoreKind) async throws {
+        try await withBroker {
+            try await kind.withStore { store in
+                let topology = LivelineTopology(
+                    prefix: Broker.unique("sharded-translators"), retryTiers: [], translateShards: 8, sendShards: 4)
+                let control = try await Broker.connect(name: "sharded-control")
+                try await control.declare(topology.amqp)
+                let activities = (0..<24).map { "sh-\($0)" }
+                for (index, activity) in activities.enumerated() {
+                    _ = try await store.registerUpdateToken(UpdateTokenRegistration(
+                        activityID: activity, deviceID: "d-1", userID: "u-1", token: String(format: "%064x", index + 1),
+                        domain: "ride", attributesType: "RideAttributes", at: Date()))
+                }
+                let workers = try await (0..<4).asyncMap { try await Worker.start($0, topology: topology, store: store) }
+                let held = { workers.map { $0.held(topology) } }
+                try await eventually("8 shards over 4 workers, 2 ± 1 each") {
+                    held().reduce(0, +) == 8 && held().allSatisfy { (1...3).contains($0) }
+                }
+                for queue in topology.translateQueues {
+                    #expect(try await control.consumerCount(queue: queue) == 1, "one consumer on \(queue)")
+                }
+
+                let steps = 12
+                let events = try Events.interleavedRides(activities, steps: steps)
+                let publisher = EventPublisher(connection: control, source: "//tests.liveline", topology: topology)
+                try await publisher.publish(contentsOf: Array(events.prefix(events.count / 2)))
+                // One worker leaves mid-stream: it drains and hands its shards to the others.
+                await workers[0].stop()
+                try await publisher.publish(contentsOf: Array(events.suffix(from: events.count / 2)))
+                try await eventually("the three left hold all 8") {
+                    let left = held().dropFirst()
+                    return left.reduce(0, +) == 8 && left.allSatisfy { (2...3).contains($0) }
+                }
+                try await eventually("every event taken") {
+                    var left = 0
+                    for queue in topology.translateQueues { left += try await control.messageCount(queue: queue) }
+                    return left == 0 && workers.map { $0.total("liveline_translator_events_received_total") }.reduce(0, +) >= Int64(events.count)
+                }
+
+                // Per send shard, in queue order: each activity in one shard, its sequences
+                // rising, its newest state there, and no job twice.
+                var shardOf: [String: Int] = [:]
+                var last: [String: Int64] = [:]
+                var ids = Set<String>()
+                for (shard, queue) in topology.sendQueues.enumerated() {
+                    let count = try await control.messageCount(queue: queue)
+                    guard count > 0 else { continue }
+                    let consumer = try await control.consume(queue: queue, prefetch: UInt16(min(count, 1_000)))
+                    for delivery in try await receive(count, from: consumer) {
+                        let lines = delivery.properties.contentType == PushJobBundle.contentType
+                            ? PushJobBundle.lines(of: delivery.body) : [delivery.body]
+                        for line in lines {
+                            let job = try PushJob(json: line)
+                            #expect(ids.insert(job.jobId).inserted, "job \(job.jobId) twice")
+                            #expect(shardOf[job.activityId, default: shard] == shard, "\(job.activityId) in two send shards")
+                            #expect(job.sequence > last[job.activityId, default: 0], "\(job.activityId) out of order")
+                            shardOf[job.activityId] = shard
+                            last[job.activityId] = job.sequence
+                        }
+                        delivery.ack()
+                    }
+                    await consumer.close()
+                }
+                #expect(Set(shardOf.keys) == Set(activities))
+                #expect(activities.allSatisfy { last[$0] == Events.newestSequence(steps: steps) })
+                #expect(Set(shardOf.values).count > 1, "activities spread over the send shards")
+
+                for worker in workers.dropFirst() { await worker.stop() }
+                for queue in topology.amqp.queues { try? await control.delete(queue: queue.name) }
+                for exchange in topology.amqp.exchanges { try? await control.delete(exchange: exchange.name) }
+                await control.close()
+            }
+        }
+    }
+
+    /// A worker refuses a broker laid out for another shard count, before it declares or
+    /// consumes anything, in one line that names the setting and both counts.
+    @Test func aBrokerWithAnotherShardCountIsRefusedAtStart() async throws {
+        try await withBroker {
+            let prefix = Broker.unique("shard-mismatch")
+            let control = try await Broker.connect(name: "shard-mismatch")
+            let onBroker = LivelineTopology(prefix: prefix, retryTiers: [], sendShards: 4)
+            try await control.declare(onBroker.amqp)
+            try await onBroker.checkShardCounts(on: control)
+            let configured = LivelineTopology(prefix: prefix, retryTiers: [], sendShards: 8)
+            await #expect {
+                try await configured.checkShardCounts(on: control)
+            } throws: { error in
+                let text = "\(error)"
+                return text.contains("liveline.send.shards is 8") && text.contains("has 4 shard(s)") && !text.contains("\n")
+            }
+            #expect(try await control.consumerCount(queue: onBroker.sendQueues[0]) == 0)
+            await #expect(throws: AMQPError.self) { _ = try await control.messageCount(queue: configured.sendQueues[0]) }
+            for queue in onBroker.amqp.queues { try? await control.delete(queue: queue.name) }
+            for exchange in onBroker.amqp.exchanges { try? await control.delete(exchange: exchange.name) }
+            await control.close()
+        }
+    }
+}
+
+/// One translator with its own connections, counters and service group.
+private struct Worker: Sendable {
+    let metrics: TestMetrics
+    let group: ServiceGroup
+    let run: Task<Void, any Error>
+    let connections: [AMQPConnection]
+
+    static func start(_ index: Int, topology: LivelineTopology, store: any ActivityStore) async throws -> Worker {
+        let consumer = try await Broker.connect(name: "sharded-\(index)-consume")
+        let publisher = try await Broker.connect(name: "sharded-\(index)-publish")
+        let metrics = TestMetrics()
+        let service = TranslatorService(
+            consumer: consumer, publisher: publisher, store: store, translator: TranslatorHarness.translator,
+            topology: topology, settings: TranslatorSettings(balanceInterval: .milliseconds(200)), logger: Broker.logger,
+            metricsFactory: metrics)
+        let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: Broker.logger))
+        return Worker(metrics: metrics, group: group, run: Task { try await group.run() }, connections: [consumer, publisher])
+    }
+
+    func held(_ topology: LivelineTopology) -> Int {
+        Int((try? metrics.expectGauge("liveline_shards_held", [("stage", topology.translate.name)]).lastValue) ?? 0)
+    }
+
+    func total(_ label: String) -> Int64 { metrics.total(label) }
+
+    /// Graceful shutdown: it drains, acks and lets its shards go, then its connections close.
+    func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = await run.result
+        for connection in connections { await connection.close() }
+    }
+}
+
+extension Sequence where Element: Sendable {
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}
