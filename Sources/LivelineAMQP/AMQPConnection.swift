@@ -141,6 +141,12 @@ public final class AMQPConnection: Sendable {
         try await queueOperation(.claim(name)) == 1
     }
 
+    /// Removes an exchange-to-exchange binding (and forgets it from remembered topologies,
+    /// so a reconnect does not bind it again).
+    public func unbind(_ binding: AMQPTopology.ExchangeBinding) async throws {
+        _ = try await queueOperation(.unbindExchange(binding))
+    }
+
     /// Removes every ready message from a queue and returns how many there were.
     @discardableResult
     public func purge(queue: String) async throws -> Int {
@@ -275,6 +281,7 @@ enum QueueOperation: Sendable {
     case count(String)
     case consumers(String)
     case claim(String)
+    case unbindExchange(AMQPTopology.ExchangeBinding)
     case purge(String)
     case deleteQueue(String)
     case deleteExchange(String)

@@ -456,6 +456,10 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
         }
     }
 
+    mutating func exchangeUnbound(_ binding: AMQPTopology.ExchangeBinding) {
+        for index in topologies.indices { topologies[index].exchangeBindings.removeAll { $0 == binding } }
+    }
+
     mutating func exchangeDeleted(_ exchange: String) {
         for index in topologies.indices {
             topologies[index].exchanges.removeAll { $0.name == exchange }

@@ -10,31 +10,38 @@ public struct ShardCountMismatch: Error, CustomStringConvertible {
 
     public var description: String {
         "\(setting) is \(configured), but the broker's \(stage) has \(onBroker) shard(s) (\(stage).0of\(onBroker)): "
-            + "set \(setting) to \(onBroker), or reshard the broker first (docs/SCALING.md, Resharding)"
+            + "set \(setting) to \(onBroker), or reshard with `liveline reshard` first (docs/SCALING.md)"
     }
 }
 
 extension LivelineTopology {
+    /// The setting that names each stage's shard count.
+    public static let shardSettings = (translate: "liveline.translate.shards", send: "liveline.send.shards")
+
     /// Refuses, before anything is declared or consumed, a broker whose translate or send
-    /// stage has shards of another count than this topology's: a worker that consumed a
-    /// layout it does not route by would break per-activity order. A fresh broker, or one
-    /// laid out for this topology, passes.
-    ///
-    /// - Parameter settings: the setting that names each stage's count, for the error
-    ///   (`translate.shards`, `send.shards` by default).
-    public func checkShardCounts(
-        on connection: AMQPConnection, settings: (translate: String, send: String) = ("liveline.translate.shards", "liveline.send.shards")
-    ) async throws {
-        for (stage, setting) in [(translate, settings.translate), (send, settings.send)] {
-            for count in 1...Self.maximumShards where count != stage.shards {
-                let other = Stage(name: stage.name, shards: count)
-                guard try await Self.exists(queue: other.queue(0), on: connection) else { continue }
-                throw ShardCountMismatch(setting: setting, configured: stage.shards, onBroker: count, stage: stage.name)
-            }
+    /// stage is laid out for another shard count and not for this topology's: a worker that
+    /// consumed a layout it does not route by would break per-activity order. A fresh broker,
+    /// one laid out for this topology, and one being resharded to it pass.
+    public func checkShardCounts(on connection: AMQPConnection) async throws {
+        for (stage, setting) in [(translate, Self.shardSettings.translate), (send, Self.shardSettings.send)] {
+            let counts = try await Self.shardCounts(of: stage.name, on: connection)
+            guard let other = counts.first(where: { $0 != stage.shards }), !counts.contains(stage.shards) else { continue }
+            throw ShardCountMismatch(setting: setting, configured: stage.shards, onBroker: other, stage: stage.name)
         }
     }
 
-    private static func exists(queue: String, on connection: AMQPConnection) async throws -> Bool {
+    /// The shard counts the broker has a layout of for the stage named `stage`: one, or two
+    /// while it is resharded, or none on a fresh broker. Each count is known by its first
+    /// shard's queue.
+    public static func shardCounts(of stage: String, on connection: AMQPConnection) async throws -> [Int] {
+        var counts: [Int] = []
+        for count in 1...maximumShards where try await exists(queue: Stage(name: stage, shards: count).queue(0), on: connection) {
+            counts.append(count)
+        }
+        return counts
+    }
+
+    static func exists(queue: String, on connection: AMQPConnection) async throws -> Bool {
         do {
             _ = try await connection.messageCount(queue: queue)
             return true

@@ -93,6 +93,96 @@ struct ShardedTranslatorTests {
         }
     }
 
+    /// Resharding the translate stage from 2 to 4 while events flow: the old count's workers
+    /// drain the old shards, the new count's wait for them, and every activity's jobs come out
+    /// once each, in order, ending on its newest state.
+    @Test(arguments: StoreKind.underTest)
+    func reshardingUnderLoadLosesNothingAndKeepsOrder(store kind: StoreKind) async throws {
+        try await withBroker {
+            try await kind.withStore { store in
+                let prefix = Broker.unique("reshard")
+                let before = LivelineTopology(prefix: prefix, retryTiers: [], translateShards: 2, sendShards: 2)
+                let after = LivelineTopology(prefix: prefix, retryTiers: [], translateShards: 4, sendShards: 2)
+                let control = try await Broker.connect(name: "reshard-control")
+                try await control.declare(before.amqp)
+                let activities = (0..<16).map { "rs-\($0)" }
+                for (index, activity) in activities.enumerated() {
+                    _ = try await store.registerUpdateToken(UpdateTokenRegistration(
+                        activityID: activity, deviceID: "d-1", userID: "u-1", token: String(format: "%064x", index + 1),
+                        domain: "ride", attributesType: "RideAttributes", at: Date()))
+                }
+                let old = try await (0..<2).asyncMap { try await Worker.start($0, topology: before, store: store) }
+                let steps = 15
+                let events = try Events.interleavedRides(activities, steps: steps)
+                let publisher = EventPublisher(connection: control, source: "//tests.liveline", topology: before)
+                let third = events.count / 3
+                try await publisher.publish(contentsOf: Array(events[..<third]))
+
+                var resharding = Resharding(topology: before, stage: .translate, to: 4)
+                resharding.quiet = .seconds(1)
+                resharding.interval = .milliseconds(100)
+                let reshard = Task { [resharding] in
+                    let connection = try await Broker.connect(name: "reshard-tool")
+                    defer { Task { await connection.close() } }
+                    return try await resharding.run(on: connection)
+                }
+                let new = try await (2..<4).asyncMap { try await Worker.start($0, topology: after, store: store) }
+                // The rest goes out once the new shards exist, so some of it lands in them.
+                try await eventually("the new shards declared") {
+                    (try? await control.messageCount(queue: after.translateQueues[3])) != nil
+                }
+                for chunk in stride(from: third, to: events.count, by: 20) {
+                    try await publisher.publish(contentsOf: Array(events[chunk..<min(events.count, chunk + 20)]))
+                    try await Task.sleep(for: .milliseconds(30))
+                }
+                let summary = try await reshard.value
+                #expect(summary.stage == before.translate.name && summary.from == 2 && summary.to == 4)
+                #expect(summary.deleted == before.translateQueues)
+                for worker in old { await worker.stop() }
+                let received = { (workers: [Worker]) in workers.map { $0.total("liveline_translator_events_received_total") }.reduce(0, +) }
+                // Received counts an event once its jobs are confirmed; a copy taken by both
+                // counts (published while both layouts were bound) is counted twice.
+                try await eventually("the new shards held and every event translated") {
+                    var left = 0
+                    for queue in after.translateQueues { left += try await control.messageCount(queue: queue) }
+                    return left == 0 && new.map { $0.held(after) }.reduce(0, +) == 4
+                        && received(old) + received(new) >= Int64(events.count)
+                }
+                // Both counts did part of the work: the reshard happened under load.
+                #expect(received(old) > 0 && received(new) > 0, "old \(received(old)), new \(received(new))")
+                for queue in before.translateQueues {
+                    await #expect(throws: AMQPError.self, "\(queue) deleted") { _ = try await control.messageCount(queue: queue) }
+                }
+
+                var last: [String: Int64] = [:]
+                var ids = Set<String>()
+                for queue in after.sendQueues {
+                    let count = try await control.messageCount(queue: queue)
+                    guard count > 0 else { continue }
+                    let consumer = try await control.consume(queue: queue, prefetch: UInt16(min(count, 1_000)))
+                    for delivery in try await receive(count, from: consumer) {
+                        let lines = delivery.properties.contentType == PushJobBundle.contentType
+                            ? PushJobBundle.lines(of: delivery.body) : [delivery.body]
+                        for line in lines {
+                            let job = try PushJob(json: line)
+                            #expect(ids.insert(job.jobId).inserted, "job \(job.jobId) twice")
+                            #expect(job.sequence > last[job.activityId, default: 0], "\(job.activityId) out of order")
+                            last[job.activityId] = job.sequence
+                        }
+                        delivery.ack()
+                    }
+                    await consumer.close()
+                }
+                #expect(activities.allSatisfy { last[$0] == Events.newestSequence(steps: steps) }, "every newest state sent")
+
+                for worker in new { await worker.stop() }
+                for queue in after.amqp.queues { try? await control.delete(queue: queue.name) }
+                for exchange in after.amqp.exchanges { try? await control.delete(exchange: exchange.name) }
+                await control.close()
+            }
+        }
+    }
+
     /// A worker refuses a broker laid out for another shard count, before it declares or
     /// consumes anything, in one line that names the setting and both counts.
     @Test func aBrokerWithAnotherShardCountIsRefusedAtStart() async throws {

@@ -569,6 +569,10 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
                     controlChannelOpen = false
                     return 0
                 }
+            case .unbindExchange(let binding):
+                try connection.unbind(binding, on: channel)
+                machine.exchangeUnbound(binding)
+                return 0
             case .purge(let queue):
                 return try connection.purge(queue: queue, on: channel)
             case .deleteQueue(let queue):

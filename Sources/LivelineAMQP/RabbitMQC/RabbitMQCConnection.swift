@@ -205,7 +205,18 @@ final class RabbitMQCConnection {
             "bind exchange \(binding.destination) to \(binding.source) with \(binding.routingKey)")
     }
 
-    /// Declares a server-named-free exclusive queue: it lives as long as this connection, and
+    func unbind(_ binding: AMQPTopology.ExchangeBinding, on channel: UInt16) throws(AMQPError) {
+        arena.reset()
+        defer { arena.reset() }
+        amqp_exchange_unbind(
+            state, channel, arena.bytes(binding.destination), arena.bytes(binding.source),
+            arena.bytes(binding.routingKey), amqp_empty_table)
+        try check(
+            amqp_get_rpc_reply(state), channel: channel,
+            "unbind exchange \(binding.destination) from \(binding.source) with \(binding.routingKey)")
+    }
+
+    /// Declares an exclusive queue: it lives as long as this connection, and
     /// no other connection may declare it meanwhile (`RESOURCE_LOCKED`).
     func declareExclusive(queue: String, on channel: UInt16) throws(AMQPError) {
         arena.reset()

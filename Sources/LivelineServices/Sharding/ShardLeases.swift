@@ -96,6 +96,7 @@ final class ShardLeases: Sendable {
     /// each shard held; then stops every shard's work (each drains) and returns. Throws what a
     /// shard's work threw, after stopping the others.
     func run(_ work: @escaping Work) async throws {
+        guard try await untilResharded() else { return }
         let presence = try await connection.consume(queue: stage.workersQueue, prefetch: 1)
         var hunger: AMQPConsumer?
         var reconnects = connection.reconnectCount
@@ -142,6 +143,25 @@ final class ShardLeases: Sendable {
         await hunger?.close()
         await presence.close()
         if let failure { throw failure }
+    }
+
+    /// While the stage is being resharded to this worker's count, the shards of the old count
+    /// still hold messages that must be handled first: the worker waits until `liveline
+    /// reshard` has drained and deleted them. False when shut down meanwhile.
+    private func untilResharded() async throws -> Bool {
+        var logged = false
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            let others = try await LivelineTopology.shardCounts(of: stage.name, on: connection).filter { $0 != stage.shards }
+            guard let other = others.first else { return true }
+            if !logged {
+                logger.info("waiting for the stage's other shards to drain", metadata: ServiceLogKey.metadata([
+                    .shardStage: "\(stage.name)", .shardHeld: "of \(stage.shards), draining \(other)",
+                ]))
+                logged = true
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
+        }
+        return false
     }
 
     /// Claims up to `count` free shards, trying them in a random order so that workers
