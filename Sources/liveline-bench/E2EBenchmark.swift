@@ -73,7 +73,8 @@ struct E2EBenchmark: AsyncParsableCommand {
             Task { try await memory.sample(every: .seconds(seconds), pipeline: pipeline, meter: meter) }
         }
         defer { sampling?.cancel() }
-        let publishedAt = try await load.publish(amqpURL: workers.amqpURL, progress: Progress(total: events, what: "published"))
+        let publishedAt = try await load.publish(
+            amqpURL: workers.amqpURL, topology: pipeline.topology, progress: Progress(total: events, what: "published"))
         var publishing: [UsageMeter.Usage]?
         if backlog {
             // With no worker running yet, what the broker spent is the producer's part.
