@@ -14,7 +14,11 @@ Checks, each of which fails on a mistake:
   TriggerAuthentication, RabbitmqCluster) against deploy/schemas/, Liveline's own schemas
   written from the upstream CRDs with additionalProperties false. Then what no schema
   knows: names that must refer to each other, probes, limits, non-root, read-only mounts,
-  grace periods, the queues KEDA watches, and the Deployments' commands.
+  grace periods, the Deployments' commands, and the shards: each stage's shard queues in
+  deploy/rabbitmq/definitions.json, the shard counts every role that declares the topology
+  is given (LIVELINE_TRANSLATE_SHARDS, LIVELINE_SEND_SHARDS; in docker-compose.yml too), a
+  KEDA trigger whose queue regex matches exactly its stage's shards, and no more replicas
+  than shards.
 - deploy/grafana/liveline.json: parses, and every liveline_* metric it queries is recorded
   by the code.
 - --self-test (also run after a plain run): breaks copies of the files one way at a time
@@ -59,7 +63,9 @@ CUSTOM_RESOURCE_SCHEMAS = {
 EXTERNAL_SECRETS = {
     "liveline-apns": {"team-id", "key-id", "key.p8"},
     "liveline-postgres": {"url"},
-    "liveline-amqp": {"url"},
+    # url: the workers' amqp:// URL; management-url: the http:// URL of the management API,
+    # where KEDA sums the depths of a stage's shards.
+    "liveline-amqp": {"url", "management-url"},
     "liveline-api": {"jwt-hs256-secret"},
     "liveline-rabbitmq-users": {"users.json"},
 }
@@ -72,9 +78,18 @@ EXTERNAL_SECRETS = {
 # - api: a 5 s preStop pause, then the requests in flight.
 COMPONENTS = {
     "liveline-api": {"role": "api", "autoscaler": "HorizontalPodAutoscaler", "grace": 15},
-    "liveline-translator": {"role": "translator", "autoscaler": "ScaledObject", "grace": 30, "queue": "liveline.translate"},
-    "liveline-sender": {"role": "sender", "autoscaler": "ScaledObject", "grace": 45, "queue": "liveline.send"},
+    "liveline-translator": {"role": "translator", "autoscaler": "ScaledObject", "grace": 30, "stage": "liveline.translate"},
+    "liveline-sender": {"role": "sender", "autoscaler": "ScaledObject", "grace": 45, "stage": "liveline.send"},
 }
+
+# The sharded stages, each the setting of its shard count. A stage of N shards is the quorum
+# queues <stage>.<i>of<N>, i = 0..N-1, each with a single active consumer; each worker leases
+# a shard with an exclusive queue <shard>.lease, which the broker has only at run time.
+SHARDED_STAGES = {"liveline.translate": "LIVELINE_TRANSLATE_SHARDS", "liveline.send": "LIVELINE_SEND_SHARDS"}
+SHARD_QUEUE = re.compile(r"^(liveline\.[a-z]+)\.(\d+)of(\d+)$")
+DEFAULT_SHARDS = "1"  # what a role that is not given a count uses
+# The key of Secret liveline-amqp that holds the broker URL a KEDA trigger's protocol needs.
+BROKER_URL_KEYS = {"http": "management-url", "amqp": "url"}
 
 # The services docker-compose.yml must run, and the subcommand of each Liveline one.
 COMPOSE_SERVICES = {
@@ -386,6 +401,69 @@ def known_metrics(root: Path) -> set[str]:
     return names
 
 
+# --- Shards -----------------------------------------------------------------------------
+
+
+def shard_layout(definitions: dict, report: Report | None = None) -> dict[str, list[str]]:
+    """Each sharded stage's shard queues in definitions.json, in shard order. With a report,
+    checks the layout: every stage sharded, one count per stage, every shard 0..N-1 there, each
+    a quorum queue with a single active consumer."""
+    found: dict[str, dict[int, dict]] = {}
+    counts: dict[str, set[int]] = {}
+    for queue in definitions.get("queues", []):
+        match = SHARD_QUEUE.match(queue["name"])
+        if match and match.group(1) in SHARDED_STAGES:
+            stage, index, count = match.group(1), int(match.group(2)), int(match.group(3))
+            counts.setdefault(stage, set()).add(count)
+            found.setdefault(stage, {})[index] = queue
+    layout = {}
+    for stage in SHARDED_STAGES:
+        stage_counts = sorted(counts.get(stage, set()))
+        count = stage_counts[0] if len(stage_counts) == 1 else None
+        layout[stage] = [f"{stage}.{i}of{count}" for i in range(count)] if count else []
+        if report is None:
+            continue
+        what = f"rabbitmq/definitions.json: {stage}"
+        if not report.check(count is not None, f"{what} is laid out for one shard count", f"shard counts {stage_counts or 'none'}"):
+            continue
+        shards = found[stage]
+        report.check(
+            sorted(shards) == list(range(count)),
+            f"{what} has its {count} shards {stage}.0of{count} to {count - 1}of{count}",
+            f"has shards {sorted(shards)}",
+        )
+        for index, queue in sorted(shards.items()):
+            arguments = queue.get("arguments", {})
+            report.check(
+                arguments.get("x-queue-type") == "quorum" and arguments.get("x-single-active-consumer") is True,
+                f"{what}.{index}of{count} is a quorum queue with a single active consumer",
+                f"arguments {arguments}",
+            )
+    return layout
+
+
+def check_shard_settings(environment: dict, layout: dict, report: Report, what: str, declares: bool) -> None:
+    """A role that declares the topology (it reaches the broker) must be given each stage's
+    shard count as definitions.json lays it out; any other that is given one, the same.
+    Unset is the code's default, one shard."""
+    for stage, variable in SHARDED_STAGES.items():
+        expected = str(len(layout.get(stage, [])))
+        if variable not in environment and not declares:
+            continue
+        value = str(environment.get(variable, DEFAULT_SHARDS)).strip()
+        unset = "" if variable in environment else " (unset: the default)"
+        report.check(
+            value == expected,
+            f"{what}: {variable} is {expected}, the shards of {stage} in definitions.json",
+            f"is {value}{unset}: a worker refuses a broker laid out for {expected}, and a role that declares "
+            f"the topology with {value} adds a layout of its own",
+        )
+
+
+def reaches_broker(environment: dict) -> bool:
+    return "LIVELINE_AMQP_URL" in environment or "LIVELINE_AMQP_URL_FILE" in environment
+
+
 # --- docker-compose.yml -----------------------------------------------------------------
 
 
@@ -395,6 +473,7 @@ def validate_compose(root: Path, cli: Command, keys: set[str], report: Report) -
     report.check(run.returncode == 0, "docker-compose config -q", (run.stderr or run.stdout).strip()[-800:])
     compose = yaml.safe_load(compose_file.read_text())
     services = compose.get("services") or {}
+    layout = shard_layout(json.loads((root / "deploy/rabbitmq/definitions.json").read_text()))
     for name in COMPOSE_SERVICES:
         report.check(name in services, f"compose: service {name}", "missing")
     images = set()
@@ -417,6 +496,7 @@ def validate_compose(root: Path, cli: Command, keys: set[str], report: Report) -
         if isinstance(environment, list):
             environment = dict(item.split("=", 1) for item in environment)
         targets = [str(v).split(":")[1] for v in service.get("volumes") or [] if isinstance(v, str) and ":" in str(v)]
+        check_shard_settings(environment, layout, report, f"compose: {name}", declares=reaches_broker(environment))
         for variable, value in environment.items():
             check_variable(variable, keys, report, f"compose: {name}")
             if variable.startswith("LIVELINE_") and variable.endswith("_FILE"):
@@ -479,6 +559,7 @@ def validate_kubernetes(root: Path, cli: Command, keys: set[str], report: Report
         jsonschema.Draft202012Validator.check_schema(schema)
         schemas[key] = jsonschema.Draft202012Validator(schema)
     definitions = json.loads((root / "deploy/rabbitmq/definitions.json").read_text())
+    layout = shard_layout(definitions, report)
     overlays = sorted(p for p in (root / "deploy/kubernetes/overlays").iterdir() if p.is_dir())
     report.check(
         {p.name for p in overlays} >= {"dev", "prod"}, "kubernetes: overlays dev and prod", f"found {[p.name for p in overlays]}"
@@ -507,10 +588,10 @@ def validate_kubernetes(root: Path, cli: Command, keys: set[str], report: Report
                     report.fail(f"{name} (kubernetes-validate --strict, {version})", f"{path}: {error.message}")
                 except kubernetes_validate.SchemaNotFoundError as error:
                     report.fail(name, f"{error.message}; add a schema to deploy/schemas if it is a custom resource")
-        check_references(where, documents, definitions, cli, keys, report)
+        check_references(where, documents, definitions, layout, cli, keys, report)
 
 
-def check_references(where, documents, definitions, cli, keys, report) -> None:
+def check_references(where, documents, definitions, layout, cli, keys, report) -> None:
     """What the schemas cannot know: how the resources refer to each other and to the code."""
     by_kind: dict[str, dict[str, dict]] = {}
     for d in documents:
@@ -522,6 +603,7 @@ def check_references(where, documents, definitions, cli, keys, report) -> None:
     for configmap in configmaps.values():
         for variable in configmap.get("data", {}):
             check_variable(variable, keys, report, f"{where}: ConfigMap {configmap['metadata']['name']}")
+        check_shard_settings(configmap.get("data", {}), layout, report, f"{where}: ConfigMap {configmap['metadata']['name']}", declares=False)
 
     for name, deployment in deployments.items():
         component = COMPONENTS.get(name)
@@ -583,6 +665,8 @@ def check_references(where, documents, definitions, cli, keys, report) -> None:
             for source in container.get("envFrom", []):
                 environment.update(configmaps.get(source.get("configMapRef", {}).get("name"), {}).get("data", {}))
             environment.update({v["name"]: v["value"] for v in container.get("env", []) if "value" in v})
+            broker = reaches_broker(environment) or any(v["name"].startswith("LIVELINE_AMQP_URL") for v in container.get("env", []))
+            check_shard_settings(environment, layout, report, cwhat, declares=broker)
             for variable, path in sorted(environment.items()):
                 if variable.startswith("LIVELINE_") and variable.endswith("_FILE"):
                     report.check(
@@ -610,7 +694,7 @@ def check_references(where, documents, definitions, cli, keys, report) -> None:
         autoscaler = by_kind.get(component["autoscaler"], {}).get(targets[0] if targets else "")
         report.check(autoscaler is not None, f"{what} is scaled by a {component['autoscaler']}", "it is not")
         if autoscaler and component["autoscaler"] == "ScaledObject":
-            check_scaled_object(where, autoscaler, component, by_kind, definitions, report)
+            check_scaled_object(where, autoscaler, component, by_kind, definitions, layout, report)
 
     for service in by_kind.get("Service", {}).values():
         selector = service["spec"].get("selector", {})
@@ -698,31 +782,68 @@ def selects(selector: dict, labels: dict) -> bool:
     return bool(match) and all(labels.get(k) == v for k, v in match.items())
 
 
-def check_scaled_object(where, scaled, component, by_kind, definitions, report) -> None:
+def check_scaled_object(where, scaled, component, by_kind, definitions, layout, report) -> None:
     what = f"{where}: ScaledObject {scaled['metadata']['name']}"
     spec = scaled["spec"]
+    stage = component["stage"]
+    shards = layout.get(stage, [])
     low, high = spec.get("minReplicaCount", 0), spec.get("maxReplicaCount", 100)
     report.check(1 <= low <= high, f"{what} min {low} max {high} replicas", "needs 1 <= min <= max")
-    queues = {q["name"]: q for q in definitions["queues"]}
+    report.check(
+        high <= len(shards),
+        f"{what} max {high} replicas is at most the {len(shards)} shards of {stage}",
+        "a worker beyond the shard count holds no shard and only stands by, so KEDA would add it "
+        "for a depth it cannot drain; add shards first (docs/SCALING.md)",
+    )
+    # The queues the broker can have: the topology's, and the workers' lease queues.
+    names = [q["name"] for q in definitions["queues"]]
+    candidates = names + [f"{name}.lease" for name in names if SHARD_QUEUE.match(name)]
     triggers = spec.get("triggers", [])
     report.check(len(triggers) == 1, f"{what} has one trigger", f"{len(triggers)}")
     for trigger in triggers:
         report.check(trigger.get("type") == "rabbitmq", f"{what} trigger is rabbitmq", f"{trigger.get('type')}")
-        queue = trigger.get("metadata", {}).get("queueName")
-        report.check(queue == component["queue"], f"{what} watches {component['queue']}", f"watches {queue}")
+        metadata = trigger.get("metadata", {})
+        queue = metadata.get("queueName", "")
+        regex = metadata.get("useRegex") == "true"
+        protocol = metadata.get("protocol", "auto")
+        if regex:
+            report.check(protocol == "http", f"{what} reads its queue regex over http", f"protocol is {protocol}: KEDA sums queues by regex only through the management API")
+            report.check(metadata.get("operation") == "sum", f"{what} sums the depths of its queues", f"operation is {metadata.get('operation')}")
+            try:
+                pattern = re.compile(queue)
+                # The management API keeps the queues the regex matches anywhere in the name.
+                matched = {name for name in candidates if pattern.search(name)}
+            except re.error as error:
+                report.fail(f"{what} queue regex {queue!r}", str(error))
+                matched = set()
+        else:
+            matched = {queue} if queue in candidates else set()
+        missing = [name for name in shards if name not in matched]
+        extra = sorted(matched - set(shards))
         report.check(
-            queues.get(queue, {}).get("arguments", {}).get("x-queue-type") == "quorum",
-            f"{what} queue {queue} is a quorum queue of the topology",
-            "not in deploy/rabbitmq/definitions.json as a quorum queue",
+            bool(shards) and not missing and not extra,
+            f"{what} watches every shard of {stage} and nothing else ({len(shards)} queues)",
+            f"queueName {queue!r}{' (regex)' if regex else ''}"
+            + (f" misses {missing}" if missing else "")
+            + (f" also matches {extra}" if extra else "")
+            + ("" if matched else " matches no queue of deploy/rabbitmq/definitions.json"),
         )
+        report.check(metadata.get("mode", "QueueLength") == "QueueLength", f"{what} scales on queue length", f"mode is {metadata.get('mode')}")
         auth = trigger.get("authenticationRef", {}).get("name")
         authentication = by_kind.get("TriggerAuthentication", {}).get(auth)
         report.check(authentication is not None, f"{what} authenticates with TriggerAuthentication {auth}", "not in the render")
         if authentication:
             for ref in authentication["spec"].get("secretTargetRef", []):
                 check_secret(report, f"{where}: TriggerAuthentication {auth}", ref["name"], [ref["key"]])
-            parameters = {r["parameter"] for r in authentication["spec"].get("secretTargetRef", [])}
-            report.check("host" in parameters or "host" in trigger.get("metadata", {}), f"{what} has the broker's host", "no host")
+            hosts = [r for r in authentication["spec"].get("secretTargetRef", []) if r["parameter"] == "host"]
+            report.check(bool(hosts) or "host" in metadata, f"{what} has the broker's host", "no host")
+            wanted = BROKER_URL_KEYS.get(protocol)
+            for ref in hosts:
+                report.check(
+                    wanted is None or ref["key"] == wanted,
+                    f"{what} reads its host for {protocol} from key {wanted} of Secret {ref['name']}",
+                    f"TriggerAuthentication {auth} takes key {ref['key']}",
+                )
 
 
 # --- Grafana ----------------------------------------------------------------------------
@@ -775,7 +896,7 @@ MUTATIONS = [
     ("a misspelled field in a ScaledObject", "deploy/kubernetes/base/translator.yaml",
      "  maxReplicaCount: 8\n", "  maxReplicasCount: 8\n", "scaledobject.schema.json"),
     ("a misspelled rabbitmq trigger parameter", "deploy/kubernetes/base/sender.yaml",
-     "queueName: liveline.send", "queuename: liveline.send", "scaledobject.schema.json"),
+     '        useRegex: "true"\n', '        usesRegex: "true"\n', "scaledobject.schema.json"),
     ("a misspelled field in a TriggerAuthentication", "deploy/kubernetes/base/keda-auth.yaml",
      "  secretTargetRef:", "  secretTargetRefs:", "triggerauthentication.schema.json"),
     ("a misspelled field in a RabbitmqCluster", "deploy/rabbitmq/rabbitmq-cluster.yaml",
@@ -793,8 +914,29 @@ MUTATIONS = [
     ("a secret file a compose service does not mount", "docker-compose.yml",
      "      LIVELINE_API_JWT_HS256_SECRET_FILE: /run/liveline-secrets/api-jwt-secret\n",
      "      LIVELINE_API_JWT_HS256_SECRET_FILE: /run/secrets/api-jwt-secret\n", "is in a volume the service mounts"),
-    ("a KEDA trigger on a queue the topology lacks", "deploy/kubernetes/base/translator.yaml",
-     "queueName: liveline.translate", "queueName: liveline.translator", "watches liveline.translate"),
+    ("a KEDA trigger on queues the topology lacks", "deploy/kubernetes/base/translator.yaml",
+     "queueName: '^liveline\\.translate\\.", "queueName: '^liveline\\.translator\\.", "watches every shard of liveline.translate"),
+    ("a KEDA trigger regex that misses shards", "deploy/kubernetes/base/translator.yaml",
+     "[0-9]+of8$'", "[0-6]of8$'", "watches every shard of liveline.translate"),
+    ("a KEDA trigger regex that also matches the lease queues", "deploy/kubernetes/base/sender.yaml",
+     "of8$'", "of8'", "watches every shard of liveline.send"),
+    ("a KEDA trigger on one shard over AMQP", "deploy/kubernetes/base/sender.yaml",
+     "        protocol: http\n        queueName: '^liveline\\.send\\.[0-9]+of8$'\n        useRegex: \"true\"\n",
+     "        protocol: amqp\n        queueName: liveline.send.0of8\n", "watches every shard of liveline.send"),
+    ("a KEDA trigger that takes the deepest shard, not the sum", "deploy/kubernetes/base/sender.yaml",
+     "operation: sum", "operation: max", "sums the depths of its queues"),
+    ("a KEDA trigger on the management API with the AMQP URL", "deploy/kubernetes/base/keda-auth.yaml",
+     "key: management-url", "key: url", "reads its host for http from key management-url"),
+    ("more replicas than shards", "deploy/kubernetes/overlays/prod/kustomization.yaml",
+     "path: /spec/maxReplicaCount\n        value: 8\n", "path: /spec/maxReplicaCount\n        value: 16\n",
+     "replicas is at most the 8 shards"),
+    ("a shard count in the ConfigMap other than the broker's", "deploy/kubernetes/base/kustomization.yaml",
+     "- LIVELINE_SEND_SHARDS=8", "- LIVELINE_SEND_SHARDS=4", "LIVELINE_SEND_SHARDS is 8"),
+    ("an overlay that sets another shard count", "deploy/kubernetes/overlays/prod/kustomization.yaml",
+     "      - LIVELINE_APP_MAIN_ENVIRONMENT=production\n",
+     "      - LIVELINE_APP_MAIN_ENVIRONMENT=production\n      - LIVELINE_TRANSLATE_SHARDS=16\n", "LIVELINE_TRANSLATE_SHARDS is 8"),
+    ("a stage laid out for two shard counts in definitions.json", "deploy/rabbitmq/definitions.json",
+     '"name" : "liveline.send.7of8"', '"name" : "liveline.send.7of9"', "liveline.send is laid out for one shard count"),
     ("an option `liveline translator` does not take in a Deployment", "deploy/kubernetes/base/translator.yaml",
      'args: ["translator", "--log-level", "info"]', 'args: ["translator", "--loglevel", "info"]', "runs `liveline translator"),
     ("a misspelled setting in the ConfigMap", "deploy/kubernetes/base/kustomization.yaml",
@@ -803,6 +945,10 @@ MUTATIONS = [
      'command: ["sender", "--log-level", "info"]', 'command: ["senders", "--log-level", "info"]', "compose: sender runs"),
     ("an option `liveline apns-sim` does not take in docker-compose.yml", "docker-compose.yml",
      "      - --certificate-out\n", "      - --certificate-file\n", "compose: apns-sim runs"),
+    ("a shard count in docker-compose.yml other than the broker's", "docker-compose.yml",
+     '  LIVELINE_TRANSLATE_SHARDS: "8"', '  LIVELINE_TRANSLATE_SHARDS: "4"', "compose: translator: LIVELINE_TRANSLATE_SHARDS is 8"),
+    ("a compose role that declares the topology without the shard counts", "docker-compose.yml",
+     "      <<: *shards\n      LIVELINE_AMQP_URL_FILE", "      LIVELINE_AMQP_URL_FILE", "compose: demo: LIVELINE_SEND_SHARDS is 8"),
     ("a misspelled app setting in docker-compose.yml", "docker-compose.yml",
      "LIVELINE_APP_DEMO_BUNDLE_ID:", "LIVELINE_APP_DEMO_BUNDLEID:", "LIVELINE_APP_DEMO_BUNDLEID"),
     ("a misspelled setting in docker-compose.yml", "docker-compose.yml",
