@@ -419,9 +419,19 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         guard let connection else { throw AMQPError(.connectionLost, "not connected") }
         try openControlChannel()
         do {
-            return try body(connection, Self.controlChannel)
+            let result = try body(connection, Self.controlChannel)
+            // The reply came from the broker, and rabbitmq-c may have read heartbeats off the
+            // socket while it waited for it, which the poll below would then never see: on a
+            // connection that receives nothing else (a consumer whose work is blocked), the
+            // broker would seem silent and the connection be dropped.
+            machine.inboundActivity(now: clock.now)
+            return result
         } catch {
-            if error.code == .channelClosed { controlChannelOpen = false }
+            if error.code == .channelClosed {
+                // A refusal is a reply too.
+                controlChannelOpen = false
+                machine.inboundActivity(now: clock.now)
+            }
             throw error
         }
     }
