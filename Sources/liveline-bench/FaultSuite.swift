@@ -208,7 +208,7 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
     }
 
     /// Partition rounds: in each, a node that leads neither work queue is cut off, then the
-    /// leader of `liveline.send`, each for ``cutSeconds`` and healed.
+    /// leader of the first send shard, each for ``cutSeconds`` and healed.
     static func partitionRounds(long: Bool) -> Int { long ? 4 : 2 }
     static let cutSeconds = 10.0
 
@@ -235,7 +235,7 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
                 + "sends each activity's newest again and skips the superseded"
         case .partition:
             "a three-node quorum cluster, each node in its own network namespace: a follower cut off, then the leader of "
-                + "liveline.send, \(Int(Self.cutSeconds)) s each, healed each time, several rounds"
+                + "the first send shard, \(Int(Self.cutSeconds)) s each, healed each time, several rounds"
         }
     }
 

@@ -26,11 +26,7 @@ struct ShardedTranslatorTests {
                 let control = try await Broker.connect(name: "sharded-control")
                 try await control.declare(topology.amqp)
                 let activities = (0..<24).map { "sh-\($0)" }
-                for (index, activity) in activities.enumerated() {
-                    _ = try await store.registerUpdateToken(UpdateTokenRegistration(
-                        activityID: activity, deviceID: "d-1", userID: "u-1", token: String(format: "%064x", index + 1),
-                        domain: "ride", attributesType: "RideAttributes", at: Date()))
-                }
+                try await registerDevices(activities, in: store)
                 let workers = try await (0..<4).asyncMap { try await Worker.start($0, topology: topology, store: store) }
                 let held = { workers.map { $0.held(topology) } }
                 try await eventually("8 shards over 4 workers, 2 ± 1 each") {
@@ -62,24 +58,12 @@ struct ShardedTranslatorTests {
                 var shardOf: [String: Int] = [:]
                 var last: [String: Int64] = [:]
                 var ids = Set<String>()
-                for (shard, queue) in topology.sendQueues.enumerated() {
-                    let count = try await control.messageCount(queue: queue)
-                    guard count > 0 else { continue }
-                    let consumer = try await control.consume(queue: queue, prefetch: UInt16(min(count, 1_000)))
-                    for delivery in try await receive(count, from: consumer) {
-                        let lines = delivery.properties.contentType == PushJobBundle.contentType
-                            ? PushJobBundle.lines(of: delivery.body) : [delivery.body]
-                        for line in lines {
-                            let job = try PushJob(json: line)
-                            #expect(ids.insert(job.jobId).inserted, "job \(job.jobId) twice")
-                            #expect(shardOf[job.activityId, default: shard] == shard, "\(job.activityId) in two send shards")
-                            #expect(job.sequence > last[job.activityId, default: 0], "\(job.activityId) out of order")
-                            shardOf[job.activityId] = shard
-                            last[job.activityId] = job.sequence
-                        }
-                        delivery.ack()
-                    }
-                    await consumer.close()
+                for (shard, job) in try await takeJobs(topology, on: control) {
+                    #expect(ids.insert(job.jobId).inserted, "job \(job.jobId) twice")
+                    #expect(shardOf[job.activityId, default: shard] == shard, "\(job.activityId) in two send shards")
+                    #expect(job.sequence > last[job.activityId, default: 0], "\(job.activityId) out of order")
+                    shardOf[job.activityId] = shard
+                    last[job.activityId] = job.sequence
                 }
                 #expect(Set(shardOf.keys) == Set(activities))
                 #expect(activities.allSatisfy { last[$0] == Events.newestSequence(steps: steps) })
@@ -106,11 +90,7 @@ struct ShardedTranslatorTests {
                 let control = try await Broker.connect(name: "reshard-control")
                 try await control.declare(before.amqp)
                 let activities = (0..<16).map { "rs-\($0)" }
-                for (index, activity) in activities.enumerated() {
-                    _ = try await store.registerUpdateToken(UpdateTokenRegistration(
-                        activityID: activity, deviceID: "d-1", userID: "u-1", token: String(format: "%064x", index + 1),
-                        domain: "ride", attributesType: "RideAttributes", at: Date()))
-                }
+                try await registerDevices(activities, in: store)
                 let old = try await (0..<2).asyncMap { try await Worker.start($0, topology: before, store: store) }
                 let steps = 15
                 let events = try Events.interleavedRides(activities, steps: steps)
@@ -156,22 +136,10 @@ struct ShardedTranslatorTests {
 
                 var last: [String: Int64] = [:]
                 var ids = Set<String>()
-                for queue in after.sendQueues {
-                    let count = try await control.messageCount(queue: queue)
-                    guard count > 0 else { continue }
-                    let consumer = try await control.consume(queue: queue, prefetch: UInt16(min(count, 1_000)))
-                    for delivery in try await receive(count, from: consumer) {
-                        let lines = delivery.properties.contentType == PushJobBundle.contentType
-                            ? PushJobBundle.lines(of: delivery.body) : [delivery.body]
-                        for line in lines {
-                            let job = try PushJob(json: line)
-                            #expect(ids.insert(job.jobId).inserted, "job \(job.jobId) twice")
-                            #expect(job.sequence > last[job.activityId, default: 0], "\(job.activityId) out of order")
-                            last[job.activityId] = job.sequence
-                        }
-                        delivery.ack()
-                    }
-                    await consumer.close()
+                for (_, job) in try await takeJobs(after, on: control) {
+                    #expect(ids.insert(job.jobId).inserted, "job \(job.jobId) twice")
+                    #expect(job.sequence > last[job.activityId, default: 0], "\(job.activityId) out of order")
+                    last[job.activityId] = job.sequence
                 }
                 #expect(activities.allSatisfy { last[$0] == Events.newestSequence(steps: steps) }, "every newest state sent")
 
@@ -206,6 +174,34 @@ struct ShardedTranslatorTests {
             await control.close()
         }
     }
+}
+
+/// One ride device per activity, with its update token.
+private func registerDevices(_ activities: [String], in store: any ActivityStore) async throws {
+    for (index, activity) in activities.enumerated() {
+        _ = try await store.registerUpdateToken(UpdateTokenRegistration(
+            activityID: activity, deviceID: "d-1", userID: "u-1", token: String(format: "%064x", index + 1),
+            domain: "ride", attributesType: "RideAttributes", at: Date()))
+    }
+}
+
+/// Takes every message waiting in the send shards and returns their jobs with their shard,
+/// each shard's in queue order (a bundle's in its order).
+private func takeJobs(_ topology: LivelineTopology, on control: AMQPConnection) async throws -> [(shard: Int, job: PushJob)] {
+    var jobs: [(shard: Int, job: PushJob)] = []
+    for (shard, queue) in topology.sendQueues.enumerated() {
+        let count = try await control.messageCount(queue: queue)
+        guard count > 0 else { continue }
+        let consumer = try await control.consume(queue: queue, prefetch: UInt16(min(count, 1_000)))
+        for delivery in try await receive(count, from: consumer) {
+            let lines = delivery.properties.contentType == PushJobBundle.contentType
+                ? PushJobBundle.lines(of: delivery.body) : [delivery.body]
+            jobs += try lines.map { (shard, try PushJob(json: $0)) }
+            delivery.ack()
+        }
+        await consumer.close()
+    }
+    return jobs
 }
 
 /// One translator with its own connections, counters and service group.
