@@ -123,6 +123,27 @@ struct Load: Sendable {
     }
 
     /// Refuses to start on queues an earlier run left messages in.
+    /// Takes every message waiting in the send shards and counts the jobs they carry (a
+    /// bundle's count is in its `x-liveline-jobs` header): the translator bundles a batch's
+    /// jobs for one shard, so messages are fewer than jobs.
+    static func takeWaitingJobs(_ topology: LivelineTopology, on connection: AMQPConnection) async throws -> Int {
+        var jobs = 0
+        for queue in topology.sendQueues {
+            var left = try await connection.messageCount(queue: queue)
+            guard left > 0 else { continue }
+            let consumer = try await connection.consume(queue: queue, prefetch: 1_000)
+            while left > 0, let batch = try await consumer.nextBatch(maxSize: left, linger: .milliseconds(100)) {
+                for delivery in batch {
+                    jobs += delivery.properties.headers["x-liveline-jobs"]?.intValue.map { Int($0) } ?? 1
+                    delivery.ack()
+                }
+                left -= batch.count
+            }
+            await consumer.close()
+        }
+        return jobs
+    }
+
     static func requireEmpty(_ queues: [String], on connection: AMQPConnection) async throws {
         for queue in queues {
             let left = try await connection.messageCount(queue: queue)

@@ -70,7 +70,7 @@ struct TranslatorDrainBenchmark: AsyncParsableCommand {
         logger.logLevel = .error
         let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: workers.amqpURL), logger: logger)
         defer { Task { await connection.close() } }
-        let inSendQueue = try await connection.messageCount(queue: LivelineTopology().sendQueues[0])
+        let inSendQueue = try await Load.takeWaitingJobs(LivelineTopology(), on: connection)
         let summary = Summary(
             store: pipeline.storeURL.hasPrefix("sqlite:") ? "SQLite" : "PostgreSQL", events: events, activities: activities,
             seconds: drain.seconds, eventsPerSecond: Double(events) / drain.seconds, translated: counts[0], dropped: counts[1],
@@ -119,7 +119,7 @@ struct TranslatorDrainBenchmark: AsyncParsableCommand {
                 "translator: \(events) events over \(activities) activities drained by one `liveline translator` (\(store))",
                 String(format: "  rate: %.0f events/s (%.2f s)", eventsPerSecond, seconds),
                 "  events: \(translated) translated, \(dropped) dropped by rule, \(deadLettered) dead-lettered; "
-                    + "\(jobsPublished) jobs published, \(jobsInSendQueue) in liveline.send"
+                    + "\(jobsPublished) jobs published, \(jobsInSendQueue) in the send queue"
                     + (passed ? "" : "  <- NOT ACCOUNTED FOR"),
                 "  process                       cpu s   µs/event   peak RSS    RSS now",
             ]

@@ -113,7 +113,10 @@ struct TranslatorBenchmark: AsyncParsableCommand {
         let jobPublisher = try await AMQPConnection.connect(amqp, logger: logger)
         let service = TranslatorService(
             consumer: consumer, publisher: jobPublisher, store: store, translator: translator, topology: topology,
-            settings: TranslatorSettings(prefetch: prefetch, maxBatchSize: batch, parseConcurrency: parseConcurrency), logger: logger, metricsFactory: factory)
+            // One job a message, so the send queue's count is the jobs confirmed.
+            settings: TranslatorSettings(
+                prefetch: prefetch, maxBatchSize: batch, parseConcurrency: parseConcurrency, jobsPerMessage: 1),
+            logger: logger, metricsFactory: factory)
         let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: logger))
 
         let cpuStarted = ProcessUsage.cpuSeconds()
