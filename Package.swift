@@ -8,7 +8,7 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 /// How the `liveline` binary is linked on Linux, for the resident memory of every worker
-/// (docs/PERFORMANCE.md, "Issue 17, fourth session"):
+/// (docs/PERFORMANCE.md):
 /// - The image builds it with `--static-swift-stdlib` (deploy/Dockerfile), which exports the
 ///   binary's 55,000 symbols and leaves 3.4 MiB of relocations that the loader reads at
 ///   start-up and that then stay resident. lld (shipped with the toolchain) packs the relative

@@ -11,8 +11,7 @@ import Darwin
 /// translator's linger, 10 ms). If the machine loses the worker's caches while it sleeps, every
 /// batch starts cold and costs more CPU than the same batch in a drain, whatever the code. This
 /// measures that factor for working sets of a few sizes, so a worker's CPU per event at a
-/// trickle can be read against the floor of the machine it ran on (issue 17,
-/// docs/PERFORMANCE.md).
+/// trickle can be read against the floor of the machine it ran on (docs/PERFORMANCE.md).
 public enum TrickleFloor {
     /// How the unit waits before it runs.
     public enum Wait: String, Codable, Sendable, Hashable {

@@ -6,7 +6,7 @@ import Testing
 /// Job ids, RFC 3339, reasons, alert templates, JSON values.
 @Suite("Primitives")
 struct PrimitivesTests {
-    /// Job ids are SHA-1 digests (swift-crypto's since issue 16, hand-written before); they must
+    /// Job ids are SHA-1 digests (swift-crypto's now, hand-written before); they must
     /// not change with the implementation, or a redelivery across an upgrade would not be
     /// recognised as a duplicate. The digests are Python's `hashlib.sha1` of the same text.
     @Test func jobIDsAreTheSHA1TheyAlwaysWere() {

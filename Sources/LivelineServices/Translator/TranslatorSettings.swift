@@ -20,7 +20,7 @@ public struct TranslatorSettings: Sendable, Hashable {
     /// arrived whole is not held back. Default 10 ms (`liveline.translator.linger-ms`).
     /// At a steady 1,000 events/s, against 5 ms: 20-29 % less translator CPU per event and
     /// about 20 % less sender CPU, for 3.5 ms more at the median and a p99 of 17-18 ms
-    /// instead of 12 (15 ms brought the p99 to 22-24 ms, too near issue 17's 25 ms);
+    /// instead of 12 (15 ms brought the p99 to 22-24 ms, too near the 25 ms target);
     /// docs/PERFORMANCE.md.
     public var linger: Duration
     /// A lingering batch waits in steps this long, and stops after a step in which no event
