@@ -24,6 +24,8 @@ extension LivelineTopology {
     /// one laid out for this topology, and one being resharded to it pass.
     public func checkShardCounts(on connection: AMQPConnection) async throws {
         for (stage, setting) in [(translate, Self.shardSettings.translate), (send, Self.shardSettings.send)] {
+            // The usual case in one look; the others only on a fresh or mismatched broker.
+            if try await Self.exists(queue: stage.queue(0), on: connection) { continue }
             let counts = try await Self.shardCounts(of: stage.name, on: connection)
             guard let other = counts.first(where: { $0 != stage.shards }), !counts.contains(stage.shards) else { continue }
             throw ShardCountMismatch(setting: setting, configured: stage.shards, onBroker: other, stage: stage.name)
@@ -41,7 +43,8 @@ extension LivelineTopology {
         return counts
     }
 
-    static func exists(queue: String, on connection: AMQPConnection) async throws -> Bool {
+    /// Whether the broker has the queue (a passive declare).
+    public static func exists(queue: String, on connection: AMQPConnection) async throws -> Bool {
         do {
             _ = try await connection.messageCount(queue: queue)
             return true

@@ -87,6 +87,10 @@ public struct LivelineTopology: Sendable {
         /// workers holding more give one up.
         public var hungryQueue: String { "\(name).hungry" }
 
+        /// The queue `liveline reshard` keeps while it reshards the stage: a worker looks for
+        /// this one queue at start, and for the stage's other layouts only when it is there.
+        public var reshardingMarker: String { "\(name).resharding" }
+
         /// The translate stage's consistent-hash exchange, one per shard count.
         public var hashExchange: String { "\(name).of\(shards)" }
 

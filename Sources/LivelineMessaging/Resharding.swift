@@ -80,6 +80,9 @@ public struct Resharding: Sendable {
         let old = counts.filter { $0 != shards }
         let from = old.first ?? shards
         try await connection.declare(target.amqp)
+        // Workers look for the stage's other layouts only while this marker is there.
+        let marker = LivelineTopology.Stage(name: stageName, shards: shards).reshardingMarker
+        try await connection.declare(AMQPTopology(queues: [.init(marker, arguments: ["x-queue-type": "quorum"])]))
         let oldStages = old.map { LivelineTopology.Stage(name: stageName, shards: $0) }
         let oldBindings = stage == .translate
             ? oldStages.map { AMQPTopology.ExchangeBinding(destination: $0.hashExchange, source: topology.eventsExchange, routingKey: "#") }
@@ -109,6 +112,7 @@ public struct Resharding: Sendable {
             }
             if stage == .translate { try await connection.delete(exchange: old.hashExchange) }
         }
+        _ = try await connection.delete(queue: marker)
         return Summary(stage: stageName, from: from, to: shards, deleted: deleted)
     }
 

@@ -151,6 +151,7 @@ final class ShardLeases: Sendable {
     private func untilResharded() async throws -> Bool {
         var logged = false
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            guard try await LivelineTopology.exists(queue: stage.reshardingMarker, on: connection) else { return true }
             let others = try await LivelineTopology.shardCounts(of: stage.name, on: connection).filter { $0 != stage.shards }
             guard let other = others.first else { return true }
             if !logged {
