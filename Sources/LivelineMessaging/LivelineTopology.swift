@@ -94,13 +94,13 @@ public struct LivelineTopology: Sendable {
         /// The translate stage's consistent-hash exchange, one per shard count.
         public var hashExchange: String { "\(name).of\(shards)" }
 
-        /// The shard of a queue of this stage, for any shard count: `(index, shards)`.
-        public func shard(ofQueue queue: String) -> (index: Int, shards: Int)? {
+        /// Whether `queue` is a shard of this stage, for any shard count.
+        public func isShard(_ queue: String) -> Bool {
             guard queue.hasPrefix(name + "."), case let key = queue.dropFirst(name.count + 1),
                 let of = key.range(of: "of"), let index = Int(key[..<of.lowerBound]),
-                let count = Int(key[of.upperBound...]), index >= 0, index < count
-            else { return nil }
-            return (index, count)
+                let count = Int(key[of.upperBound...])
+            else { return false }
+            return index >= 0 && index < count
         }
     }
 

@@ -115,7 +115,6 @@ public struct Resharding: Sendable {
         _ = try await connection.delete(queue: marker)
         return Summary(stage: stageName, from: from, to: shards, deleted: deleted)
     }
-
 }
 
 /// A reshard that cannot be done as asked.

@@ -179,7 +179,7 @@ public struct Quickstart: Sendable {
             // Each step is meant to be its own push: published before the sender consumes,
             // the first steps would wait in liveline.send together and be coalesced.
             let ready = ContinuousClock.now + .seconds(30)
-            for queue in [topology.translateQueues[0], topology.sendQueues[0]] {
+            for queue in topology.translateQueues + topology.sendQueues {
                 while try await producer.consumerCount(queue: queue) == 0, ContinuousClock.now < ready {
                     try await Task.sleep(for: .milliseconds(50))
                 }

@@ -74,8 +74,8 @@ public enum DeadLetterReading {
         let kind: DeadLetterRecord.PayloadKind
         // By stage, whatever the shard count was when it died.
         switch newest?.queue {
-        case let queue? where topology.translate.shard(ofQueue: queue) != nil: kind = .event
-        case let queue? where topology.send.shard(ofQueue: queue) != nil: kind = .job
+        case let queue? where topology.translate.isShard(queue): kind = .event
+        case let queue? where topology.send.isShard(queue): kind = .job
         default: kind = (try? PushJob(json: body)) != nil ? .job : EventIdentity(peeking: body) != nil ? .event : .unknown
         }
         let reason = newest?.reason ?? "unknown"

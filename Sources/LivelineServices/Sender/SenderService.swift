@@ -101,17 +101,17 @@ public final class SenderService: Service {
             background.addTask { await self.traces.run() }
             // A shard's consumer ends once cancelled (a handover, graceful shutdown or
             // cancellation) and everything received was handed out; its sends then finish.
+            var failure: (any Error)?
             do {
                 try await leases.run { _, consumer in await self.sendAll(from: consumer) }
             } catch {
-                traces.finish()
-                try? await background.waitForAll()
-                throw error
+                failure = error
             }
             // Every handler has left its trace entries and its ack with the writer; the
             // ticker's last flush commits them and acks before run() returns.
             traces.finish()
             try await background.waitForAll()
+            if let failure { throw failure }
         }
         logger.info("sender drained")
     }
