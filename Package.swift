@@ -266,8 +266,10 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -291,6 +293,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["liveline.order"],
             linkerSettings: [.unsafeFlags(shippedLinkFlags, .when(platforms: [.linux]))]
@@ -406,7 +409,7 @@ let package = Package(
             dependencies: [
                 "LivelineRuntime", "LivelineAMQP", "LivelineServices", "LivelineStore", "LivelineStoreTestSupport", "LivelineTestSupport", "LivelineCore",
                 "LivelineAPI", "LivelineLogging",
-                "LivelineMessaging", "LivelineProducer", "LivelineModels", "LivelineAPNs", "APNsSimulator",
+                "LivelineMessaging", "LivelineProducer", "LivelineModels", "LivelineAPNs", "APNsSimulator", "LivelineBenchSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -416,6 +419,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -59,7 +59,7 @@ CUSTOM_RESOURCE_SCHEMAS = {
     ("rabbitmq.com/v1beta1", "RabbitmqCluster"): "rabbitmqcluster.schema.json",
 }
 
-# Secrets the operator creates (README, "Deployment"); a manifest naming any other fails.
+# Secrets the operator creates (docs/operators.md, "Deployment"); a manifest naming any other fails.
 EXTERNAL_SECRETS = {
     "liveline-apns": {"team-id", "key-id", "key.p8"},
     "liveline-postgres": {"url"},
@@ -102,6 +102,17 @@ COMPOSE_SERVICES = {
     "demo": "demo",
 }
 COMPOSE_HEALTHZ = {"api", "translator", "sender"}
+
+# The port each role listens on: its setting, or the role's own default when unset
+# (`liveline.api.port`; `LivelineRole.defaultOpsPort` for the workers' ops port). Probes,
+# healthchecks, Services and scrape annotations must name this port.
+ROLE_PORTS = {"api": ("LIVELINE_API_PORT", 8080), "translator": ("LIVELINE_OPS_PORT", 9090), "sender": ("LIVELINE_OPS_PORT", 9091)}
+
+
+def listening_port(role: str, environment: dict) -> int:
+    variable, default = ROLE_PORTS[role]
+    value = environment.get(variable)
+    return int(value) if value is not None and str(value).isdigit() else default
 
 # Announced but not in the code yet. Used only while the code lacks them, with a warning,
 # so the files can be written ahead of the Swift side; delete an entry once it lands.
@@ -384,7 +395,7 @@ def check_variable(name: str, keys: set[str], report: Report, where: str) -> Non
     if name in pending:
         report.warn(f"{name} (liveline.{pending[name]}) is not read by the code yet", where)
         return
-    report.fail(f"{where}: {name}", "no setting of that name in Sources/ (README, Configuration)")
+    report.fail(f"{where}: {name}", "no setting of that name in Sources/ (docs/operators.md, Configuration reference)")
 
 
 def known_metrics(root: Path) -> set[str]:
@@ -508,6 +519,8 @@ def validate_compose(root: Path, cli: Command, keys: set[str], report: Report) -
         test = " ".join(map(str, (service.get("healthcheck") or {}).get("test") or []))
         if name in COMPOSE_HEALTHZ:
             report.check("/healthz" in test, f"compose: {name} healthcheck on /healthz", f"test is {test!r}")
+            port = str(listening_port(COMPOSE_SERVICES[name], environment))
+            report.check(port in test.split(), f"compose: {name} healthcheck on its port {port}", f"test is {test!r}")
     report.check(
         images == {("liveline:latest", "deploy/Dockerfile", ".")},
         "compose: every Liveline role runs the one image from deploy/Dockerfile",
@@ -667,6 +680,12 @@ def check_references(where, documents, definitions, layout, cli, keys, report) -
             environment.update({v["name"]: v["value"] for v in container.get("env", []) if "value" in v})
             broker = reaches_broker(environment) or any(v["name"].startswith("LIVELINE_AMQP_URL") for v in container.get("env", []))
             check_shard_settings(environment, layout, report, cwhat, declares=broker)
+            expected = listening_port(component["role"], environment)
+            for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+                port = container.get(probe, {}).get("httpGet", {}).get("port")
+                report.check(ports.get(port, port) == expected, f"{cwhat} {probe} on the port it listens on, {expected}", f"port {port} is {ports.get(port, port)}")
+            scrape = deployment["spec"]["template"]["metadata"].get("annotations", {}).get("prometheus.io/port")
+            report.check(scrape in (None, str(expected)), f"{what} is scraped on {expected}", f"prometheus.io/port is {scrape}")
             for variable, path in sorted(environment.items()):
                 if variable.startswith("LIVELINE_") and variable.endswith("_FILE"):
                     report.check(
@@ -951,6 +970,11 @@ MUTATIONS = [
      "      <<: *shards\n      LIVELINE_AMQP_URL_FILE", "      LIVELINE_AMQP_URL_FILE", "compose: demo: LIVELINE_SEND_SHARDS is 8"),
     ("a misspelled app setting in docker-compose.yml", "docker-compose.yml",
      "LIVELINE_APP_DEMO_BUNDLE_ID:", "LIVELINE_APP_DEMO_BUNDLEID:", "LIVELINE_APP_DEMO_BUNDLEID"),
+    ("a sender probed on the translator's ops port", "deploy/kubernetes/base/sender.yaml",
+     "              containerPort: 9091", "              containerPort: 9090", "on the port it listens on, 9091"),
+    ("a compose healthcheck on another role's port", "docker-compose.yml",
+     'test: ["CMD", "liveline-probe", "9091", "/healthz"]', 'test: ["CMD", "liveline-probe", "9090", "/healthz"]',
+     "compose: sender healthcheck on its port 9091"),
     ("a misspelled setting in docker-compose.yml", "docker-compose.yml",
      "LIVELINE_APNS_CA_FILE:", "LIVELINE_APNS_CAFILE:", "LIVELINE_APNS_CAFILE"),
     ("an image built otherwise than the benchmarked binary", "deploy/Dockerfile",

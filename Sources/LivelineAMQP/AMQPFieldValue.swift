@@ -120,6 +120,12 @@ public enum AMQPFieldValue: Sendable, Hashable {
         return nil
     }
 
+    /// The boolean, if this is a boolean.
+    public var boolValue: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
     /// The integer, if this is any integer kind that fits in `Int64`.
     public var intValue: Int64? {
         switch self {

@@ -59,6 +59,11 @@ public struct AMQPMessage: Sendable {
     /// ``AMQPError/Code/unroutable`` instead of vanishing.
     public var mandatory: Bool
 
+    /// The header a publish carries (`true`) when it goes out again after the connection it
+    /// was first sent on was lost unconfirmed: the broker may hold the first copy too, and
+    /// a consumer that keeps order can tell the copy may come after newer messages.
+    public static let resentHeader = "x-liveline-resent"
+
     public init(
         exchange: String,
         routingKey: String,

@@ -248,7 +248,6 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
         default:
             return .none
         }
-        resendCount = 0
         lastInbound = now
         return .none
     }
@@ -385,10 +384,13 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
     }
 
     /// The next publish to send, now registered as unconfirmed under `tag`; nil when nothing
-    /// may go out (see ``canPublish``).
-    mutating func nextPublish() -> (tag: UInt64, publish: Publish)? {
+    /// may go out (see ``canPublish``). `resent` says it went out before, on a connection
+    /// that was lost before the broker confirmed it.
+    mutating func nextPublish() -> (tag: UInt64, publish: Publish, resent: Bool)? {
         guard canPublish else { return nil }
         let publish = waiting[waitingHead]
+        let resent = resendCount > 0
+        if resent { resendCount -= 1 }
         waitingHead += 1
         if waitingHead == waiting.count {
             waiting.removeAll(keepingCapacity: true)
@@ -397,7 +399,7 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
             waiting.removeFirst(waitingHead)
             waitingHead = 0
         }
-        return (confirms.register(publish), publish)
+        return (confirms.register(publish), publish, resent)
     }
 
     /// `basic.ack` on the publisher channel.

@@ -32,9 +32,10 @@ public final class ChildProcess: Sendable {
 
     /// Starts `path` with `arguments`. `environment` replaces this process's when given;
     /// `output` names a file that standard output and error are appended to (created when
-    /// missing), otherwise both are inherited.
+    /// missing), otherwise both are inherited; `errorOutput` takes standard error apart.
     public static func start(
-        _ path: String, arguments: [String], environment: [String: String]? = nil, output: String? = nil
+        _ path: String, arguments: [String], environment: [String: String]? = nil, output: String? = nil,
+        errorOutput: String? = nil
     ) throws -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -42,6 +43,9 @@ public final class ChildProcess: Sendable {
         if let output {
             posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
             posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO)
+        }
+        if let errorOutput {
+            posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errorOutput, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         }
         try closeInheritedDescriptors(&actions, path: path)
         // Every signal at its default and none blocked: a parent that ignores or blocks

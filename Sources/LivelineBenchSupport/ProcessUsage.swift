@@ -62,27 +62,45 @@ extension ProcessUsage {
     }
 }
 
-/// A local RabbitMQ (the `beam.smp` process), so a benchmark can say how much of the
-/// machine the broker took for the same work. Nil when the broker runs elsewhere or there
-/// is no procfs.
+/// The local RabbitMQ nodes (their `beam.smp` processes), so a benchmark can say how much
+/// of the machine the broker took for the same work: one node, or each node of the
+/// cluster in network namespaces. Nil when the broker runs elsewhere or there is no procfs.
 public struct BrokerUsage: Sendable {
-    public let pid: Int32
-
-    /// Finds the local broker process, if there is one.
-    public init?() {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
-        for entry in entries where entry.allSatisfy(\.isNumber) {
-            let comm = (try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8)) ?? ""
-            if comm.hasPrefix("beam.smp"), let pid = Int32(entry) {
-                self.pid = pid
-                return
-            }
-        }
-        return nil
+    public struct Node: Sendable {
+        /// The Erlang node name (`rabbit@llcl2`), or `pid N` where it cannot be read.
+        public let name: String
+        public let pid: Int32
     }
 
-    /// User + system CPU seconds the broker used so far.
-    public func cpuSeconds() -> Double { ProcessUsage.of(pid: pid)?.cpuSeconds ?? 0 }
+    /// Sorted by name.
+    public let nodes: [Node]
 
-    public func snapshot() -> ProcessUsage.Snapshot? { ProcessUsage.of(pid: pid) }
+    /// Finds the local broker nodes, if there are any.
+    public init?() {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        var nodes: [Node] = []
+        for entry in entries where entry.allSatisfy(\.isNumber) {
+            let comm = (try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8)) ?? ""
+            guard comm.hasPrefix("beam.smp"), let pid = Int32(entry) else { continue }
+            // The node's name is in its environment (readable by its user and root), not its arguments.
+            let environment = ((try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(entry)/environ"))) ?? Data())
+                .split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            let name = environment.first { $0.hasPrefix("RABBITMQ_NODENAME=") }?.dropFirst("RABBITMQ_NODENAME=".count)
+            nodes.append(Node(name: name.map(String.init) ?? "pid \(pid)", pid: pid))
+        }
+        guard !nodes.isEmpty else { return nil }
+        self.nodes = nodes.sorted { $0.name < $1.name }
+    }
+
+    /// User + system CPU seconds the broker's nodes used so far, together.
+    public func cpuSeconds() -> Double { nodes.reduce(0) { $0 + (ProcessUsage.of(pid: $1.pid)?.cpuSeconds ?? 0) } }
+
+    /// Each node's usage, named `broker` for one node and `broker <node>` for each of several.
+    public func snapshots() -> [String: ProcessUsage.Snapshot] {
+        var snapshots: [String: ProcessUsage.Snapshot] = [:]
+        for node in nodes {
+            snapshots[nodes.count == 1 ? "broker" : "broker \(node.name)"] = ProcessUsage.of(pid: node.pid)
+        }
+        return snapshots
+    }
 }

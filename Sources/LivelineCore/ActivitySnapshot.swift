@@ -24,7 +24,9 @@ public struct ActivitySnapshot: Codable, Hashable, Sendable {
     /// The last `aps.timestamp` sent, so two events in one second still reach the
     /// device in order (see ``Translator``).
     public var lastPushTimestamp: Int64?
-    /// When the activity started (its first event); the 8-hour lifetime runs from here.
+    /// When the first push that started the activity on a device went out (a start, or the
+    /// first update to a token the app registered); nil before. The 8-hour lifetime runs
+    /// from here.
     public var startedAt: EventTime?
     /// When a push-to-start was sent; no second start is sent for the activity.
     public var pushToStartSentAt: EventTime?

@@ -4,7 +4,9 @@
 ///
 /// Terminal events are never coalesced away (the end must be sent), and neither are
 /// events that carry `attributes` (they may be the only source of the attributes a
-/// push-to-start needs).
+/// push-to-start needs). What is coalesced here are candidates: once the activity's state
+/// is loaded, a candidate that a person would notice (``Translator/isNoticeable(_:after:)``)
+/// is translated after all.
 public struct CoalescedBatch: Hashable, Sendable {
     /// The events to translate, in their original order.
     public var kept: [DomainEvent]
@@ -53,6 +55,19 @@ extension Translator {
             }
         }
         return superseded
+    }
+
+    /// Whether `event`, sent as an update after `previous`, would be noticed: an alert, or
+    /// priority 10 (``PushJob/isNoticeable``). Such an update is never coalesced away: the
+    /// newer state after it reaches the device silently, and the moment it announces (the
+    /// driver arrived, a goal) would never show. Pure, and cheap: no payload is built.
+    public func isNoticeable(_ event: DomainEvent, after previous: ActivitySnapshot?) -> Bool {
+        guard let policy = domains[event.domain]?.configuration.policy else { return false }
+        var style = PushStyle.choose(for: .update, event: event, previous: previous, policy: policy)
+        if let overrides = event.overrides { style.apply(overrides, eventTime: event.time) }
+        // A replay capped at priority 5 goes out with no alert (``translate``).
+        if let cap = event.priorityCap, style.priority > cap { return false }
+        return style.alert != nil || style.priority == .high
     }
 
     /// Terminal events must be sent, and an event with `attributes` may be the only source of

@@ -115,3 +115,15 @@ public struct OverrideBounds: Hashable, Sendable, Codable {
         return nil
     }
 }
+
+extension Translator {
+    /// Why translating `event` would dead-letter it `invalid-override`, or nil when its
+    /// `data.overrides` are within its domain's bounds: what `liveline publish` checks before
+    /// it publishes. An end is an event whose status the domain treats as terminal.
+    public func overrideViolation(in event: DomainEvent) -> String? {
+        guard let overrides = event.overrides, let domain = domains[event.domain] else { return nil }
+        let policy = domain.configuration.policy
+        return policy.overrides.violation(
+            of: overrides, eventTime: event.time, isEnd: policy.policy(for: event.status).isTerminal)
+    }
+}

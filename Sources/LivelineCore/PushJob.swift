@@ -10,7 +10,8 @@ import LivelineModels
 /// `attributesType`, `target` (see ``PushTarget``), `bundleId`, `apnsTopic`
 /// (derived, written for readability, ignored on decode), `priority` (5 or 10),
 /// `expiration` (Unix seconds, absent for none), `event`, `payload` (base64 of
-/// the exact bytes), `isTerminal`, `sequence` (event time in Unix ms).
+/// the exact bytes), `isTerminal`, `sequence` (event time in Unix ms), and `alerts`
+/// (`true` when the payload carries an alert; absent for none).
 public struct PushJob: Hashable, Sendable {
     /// SHA-1 of event id and target; stable across redelivery.
     public var jobId: String {
@@ -94,6 +95,17 @@ public struct PushJob: Hashable, Sendable {
         get { box.stored.sequence }
         set { update { $0.sequence = newValue } }
     }
+    /// The payload carries an alert (`aps.alert`).
+    public var alerts: Bool {
+        get { box.stored.alerts }
+        set { update { $0.alerts = newValue } }
+    }
+
+    /// Whether a person would notice this push arrive: an alert lights the screen, and
+    /// priority 10 shows the update at once. Such an update is never coalesced away
+    /// (docs/translation-rules.md): the newer state after it would reach the device
+    /// silently, and the moment would never show.
+    public var isNoticeable: Bool { alerts || priority == .high }
 
     /// The fields, behind one shared reference. A job is over 200 bytes, and every async
     /// frame on the sender's path kept copies of it: `process` and `record` had 4.6 KB
@@ -126,6 +138,7 @@ public struct PushJob: Hashable, Sendable {
         var payload: Data
         var isTerminal: Bool
         var sequence: Int64
+        var alerts: Bool
     }
 
     private mutating func update(_ change: (inout Stored) -> Void) {
@@ -150,22 +163,24 @@ public struct PushJob: Hashable, Sendable {
     public init(
         jobId: String, apnsId: UUID, activityId: String, domain: String, eventId: String, eventTime: EventTime,
         userId: String, attributesType: String, target: PushTarget, bundleId: String, priority: PushPriority,
-        expiration: Int64?, event: PushEvent, payload: Data, isTerminal: Bool, sequence: Int64
+        expiration: Int64?, event: PushEvent, payload: Data, isTerminal: Bool, sequence: Int64, alerts: Bool = false
     ) {
         box = Box(Stored(
             jobId: jobId, apnsId: apnsId, activityId: activityId, domain: domain, eventId: eventId,
             eventTime: eventTime, userId: userId, attributesType: attributesType, target: target, bundleId: bundleId,
-            priority: priority, expiration: expiration, event: event, payload: payload, isTerminal: isTerminal, sequence: sequence))
+            priority: priority, expiration: expiration, event: event, payload: payload, isTerminal: isTerminal, sequence: sequence,
+            alerts: alerts))
     }
 
     /// `apns-topic` for device-token pushes.
     public var apnsTopic: String { "\(bundleId).push-type.liveactivity" }
 
     /// Whether this job makes `other` pointless: same activity and target, newer,
-    /// and `other` is a plain update (ends and starts are never superseded).
+    /// and `other` is a plain update that nobody would notice arrive (ends and starts are
+    /// never superseded, and neither is an alert or a priority-10 update: ``isNoticeable``).
     public func supersedes(_ other: PushJob) -> Bool {
         other.activityId == activityId && other.target == target && other.sequence < sequence
-            && other.event == .update
+            && other.event == .update && !other.isNoticeable
     }
 }
 
@@ -210,6 +225,7 @@ extension PushJob {
         writer.raw(#","payload":""#); writer.json(payload.base64EncodedData())
         writer.raw(#"","isTerminal":"#); writer.bool(isTerminal)
         writer.raw(#","sequence":"#); writer.integer(sequence)
+        if alerts { writer.raw(#","alerts":true"#) }
         writer.raw("}")
         return writer.data
     }
@@ -273,7 +289,8 @@ extension PushJob {
             userId: try F.string(fields.userId, "userId"), attributesType: try F.string(fields.attributesType, "attributesType"),
             target: try fields.pushTarget(), bundleId: try F.string(fields.bundleId, "bundleId"),
             priority: priority, expiration: expiration, event: event, payload: payload,
-            isTerminal: try F.bool(fields.isTerminal, "isTerminal"), sequence: try F.integer(fields.sequence, "sequence")
+            isTerminal: try F.bool(fields.isTerminal, "isTerminal"), sequence: try F.integer(fields.sequence, "sequence"),
+            alerts: try F.optionalBool(fields.alerts, "alerts")
         )
     }
 
@@ -316,6 +333,9 @@ extension PushJob {
         /// `null` stands for no expiration, as absent does.
         var expiration = Member<Int64?>.absent
         var isTerminal = Member<Bool>.absent
+        /// Absent means none, as the translator writes it (a job queued by an older
+        /// translator reads as one without: coalesced as it was then).
+        var alerts = Member<Bool>.absent
         var sawTarget = false
         /// `target`'s members: read into fields, not dictionaries, as every job has one.
         var device, channel: TargetFields?
@@ -336,6 +356,8 @@ extension PushJob {
             case 8 where key == "sequence": sequence = try Self.integer(&reader)
             case 9 where key == "eventTime": eventTime = try Self.string(&reader)
             case 10 where key == "activityId": activityId = try Self.string(&reader)
+            case 6 where key == "alerts":
+                if case .bool(let flag) = try reader.value(depth: 1) { alerts = .value(flag) } else { alerts = .mistyped }
             case 10 where key == "isTerminal":
                 if case .bool(let flag) = try reader.value(depth: 1) { isTerminal = .value(flag) } else { isTerminal = .mistyped }
             case 10 where key == "expiration":
@@ -382,6 +404,12 @@ extension PushJob {
 
         static func bool(_ member: Member<Bool>, _ key: String) throws(FormatError) -> Bool {
             try value(member, key, "is not a boolean")
+        }
+
+        /// A boolean that is false when absent.
+        static func optionalBool(_ member: Member<Bool>, _ key: String) throws(FormatError) -> Bool {
+            if case .absent = member { return false }
+            return try bool(member, key)
         }
 
         func pushTarget() throws(FormatError) -> PushTarget {

@@ -17,7 +17,8 @@ public enum PushTarget: Hashable, Sendable {
     public enum DeviceTokenKind: String, Hashable, Sendable {
         /// A per-activity update token.
         case update
-        /// A per-attributes-type push-to-start token, consumed by use.
+        /// A per-attributes-type push-to-start token, used for every start until the app
+        /// replaces it.
         case pushToStart
     }
 

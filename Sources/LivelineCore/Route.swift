@@ -2,7 +2,6 @@
 struct Route: Hashable, Sendable {
     var targets: [PushTarget]
     var event: PushEvent
-    var consumedPushToStart: [String] = []
     /// A shared activity's start: the channel the started activities listen on. Only
     /// `targets` get it; `withoutChannel` are devices too old for channels.
     var inputPushChannel: String? = nil
@@ -56,7 +55,7 @@ extension Translator {
         }
         let startTokens = validTokens(tokens.pushToStartTokens, kind: "push-to-start", notes: &notes)
         guard !startTokens.isEmpty else {
-            return noTarget("no update token and no usable push-to-start token for \(configuration.attributesType)")
+            return noTarget("no update token and no push-to-start token for \(configuration.attributesType)")
         }
         guard configuration.policy.pushToStartAlert != nil else {
             return noTarget("push-to-start is disabled for domain \(configuration.name) (no pushToStartAlert)")
@@ -66,7 +65,7 @@ extension Translator {
         }
         // Every device of the user: the activity runs where the user looks.
         let targets = startTokens.map { PushTarget.device(token: $0, kind: .pushToStart, environment: tokens.environment(of: $0)) }
-        return .success(Route(targets: targets, event: .start, consumedPushToStart: startTokens))
+        return .success(Route(targets: targets, event: .start))
     }
 
     /// A shared activity (a game): its start goes by push-to-start to every follower's
@@ -83,7 +82,7 @@ extension Translator {
         if let topics = event.topics, previous?.pushToStartSentAt == nil, !isTerminal {
             let audience = validTokens(tokens.audience, kind: "push-to-start", notes: &notes)
             guard !audience.isEmpty else {
-                return noTarget("no device of a follower of \(topics.joined(separator: ", ")) has an unused push-to-start token")
+                return noTarget("no device of a follower of \(topics.joined(separator: ", ")) has a push-to-start token")
             }
             let channel = configuration.delivery == .channel ? tokens.channelID : nil
             if configuration.delivery == .channel, channel == nil {
@@ -93,7 +92,10 @@ extension Translator {
             var withoutChannel: [PushTarget] = []
             for token in audience {
                 let target = PushTarget.device(token: token, kind: .pushToStart, environment: tokens.environment(of: token))
-                if channel != nil, configuration.channel.reaches(osVersion: tokens.osVersions[token]) {
+                // A device hears the channel only on iOS 18 and later, and only in the channel's
+                // APNs environment; any other is started and updated per token.
+                if channel != nil, configuration.channel.reaches(osVersion: tokens.osVersions[token]),
+                    tokens.environment(of: token) == tokens.channelEnvironment {
                     onChannel.append(target)
                 } else {
                     withoutChannel.append(target)
@@ -102,7 +104,7 @@ extension Translator {
             notes.append("start for the followers of \(topics.joined(separator: ", ")): \(onChannel.count) device(s) on the channel, "
                 + "\(withoutChannel.count) per token")
             return .success(Route(
-                targets: onChannel, event: .start, consumedPushToStart: audience, inputPushChannel: channel,
+                targets: onChannel, event: .start, inputPushChannel: channel,
                 withoutChannel: withoutChannel))
         }
         if event.topics != nil, previous?.pushToStartSentAt != nil {

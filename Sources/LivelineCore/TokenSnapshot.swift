@@ -4,7 +4,7 @@ import LivelineModels
 public struct TokenSnapshot: Codable, Hashable, Sendable {
     /// The activity's update tokens (hex), one per device the activity runs on.
     public var updateTokens: [String]
-    /// The user's unused push-to-start tokens (hex) for the domain's attributes type, one
+    /// The user's push-to-start tokens (hex) for the domain's attributes type, one
     /// per device: a start goes to each of them.
     public var pushToStartTokens: [String]
     /// The tokens among these registered for APNs' sandbox (development builds); every
@@ -12,17 +12,21 @@ public struct TokenSnapshot: Codable, Hashable, Sendable {
     public var sandboxTokens: Set<String>
     /// A shared activity's live broadcast channel id, once created.
     public var channelID: String?
-    /// For a shared activity's start (an event with `topics`): the unused push-to-start
+    /// For a shared activity's start (an event with `topics`): the push-to-start
     /// tokens of every device whose user follows one of the topics, one per device.
     public var audience: [String]
     /// The iOS version each device reported with its token (`18.1`), by lower-case token;
     /// absent for devices that reported none.
     public var osVersions: [String: String]
+    /// The APNs environment the broadcast channel lives in: a device of the other
+    /// environment never hears it (a development build on a production channel).
+    public var channelEnvironment: APNsEnvironment
 
     /// Creates a token snapshot.
     public init(
         updateTokens: [String] = [], pushToStartTokens: [String] = [], sandboxTokens: Set<String> = [],
-        channelID: String? = nil, audience: [String] = [], osVersions: [String: String] = [:]
+        channelID: String? = nil, audience: [String] = [], osVersions: [String: String] = [:],
+        channelEnvironment: APNsEnvironment = .production
     ) {
         self.updateTokens = updateTokens
         self.pushToStartTokens = pushToStartTokens
@@ -30,6 +34,7 @@ public struct TokenSnapshot: Codable, Hashable, Sendable {
         self.channelID = channelID
         self.audience = audience
         self.osVersions = osVersions
+        self.channelEnvironment = channelEnvironment
     }
 
     /// The APNs environment of `token` (lower-case hex).

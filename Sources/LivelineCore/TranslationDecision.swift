@@ -1,5 +1,5 @@
 /// What the translator decided for one event. The service acts on it: publish the
-/// jobs, store the snapshot, delete a consumed token, or dead-letter.
+/// jobs, store the snapshot, or dead-letter.
 public enum TranslationDecision: Hashable, Sendable {
     /// Publish these jobs, then store the new snapshot and budget.
     case send(Send)
@@ -16,10 +16,6 @@ public enum TranslationDecision: Hashable, Sendable {
         public var newSnapshot: ActivitySnapshot
         /// The budget after this event.
         public var newBudget: BudgetUsage
-        /// The push-to-start tokens a start uses, one per device: each is marked used
-        /// before its job is published (iOS issues a new one), and a job goes out only
-        /// with a token this worker marked.
-        public var consumedPushToStart: [String] = []
         /// Why each choice was made, for `liveline trace`.
         public var traceNotes: [String]
         /// The push wanted priority 10 and goes at 5: over its activity's budget.

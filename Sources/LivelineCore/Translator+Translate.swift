@@ -32,8 +32,9 @@ extension Translator {
 
         let statusPolicy = configuration.policy.policy(for: event.status)
         var snapshot = Self.applying(event, to: activity, attributesType: configuration.attributesType, isTerminal: statusPolicy.isTerminal)
-        let startedAt = snapshot.startedAt ?? event.time
-        if LifecycleGuard.isPastLifetime(startedAt: startedAt, event: event, now: nowTime) {
+        // The clock runs from the first push that started the activity on a device; before
+        // it, events are stored (the app can read them) and nothing ages.
+        if let startedAt = snapshot.startedAt, LifecycleGuard.isPastLifetime(startedAt: startedAt, event: event, now: nowTime) {
             snapshot.endedAt = startedAt.adding(seconds: LifecycleGuard.lifetimeSeconds)
             snapshot.endReason = "lifetime"
             let message = "activity started at \(startedAt); iOS ended it after 8 hours, so nothing more is sent"
@@ -97,7 +98,8 @@ extension Translator {
                     domain: event.domain, eventId: event.id, eventTime: event.time, userId: event.userId,
                     attributesType: snapshot.attributesType, target: target, bundleId: configuration.bundleId,
                     priority: style.priority, expiration: Self.expiration(of: target, staleDate: built.0.staleDate, configuration: configuration),
-                    event: route.event, payload: built.1, isTerminal: route.event == .end, sequence: event.time.millisecondsSince1970
+                    event: route.event, payload: built.1, isTerminal: route.event == .end, sequence: event.time.millisecondsSince1970,
+                    alerts: built.0.alert != nil
                 )
             }
         }
@@ -107,13 +109,21 @@ extension Translator {
 
         snapshot.lastPushTimestamp = fields.timestamp
         if route.event == .start { snapshot.pushToStartSentAt = event.time }
+        // This push starts the activity on a device (a start, or the first update to a
+        // token the app registered): iOS's 8 hours count from here. The event's time, not
+        // the clock's, so a redelivery decides the same. A broadcast before a game's start
+        // (its announcement) reaches no activity yet, so it starts nothing.
+        let reachesADevice = route.targets.contains { if case .device = $0 { true } else { false } }
+        if snapshot.startedAt == nil, route.event == .start || reachesADevice {
+            snapshot.startedAt = event.time
+        }
         let described = jobs.count > 8
             ? "\(jobs.count) devices"
             : jobs.map(\.target.logDescription).joined(separator: ", ")
         notes.append("\(jobs.count) job(s) at priority \(style.priority.rawValue): \(described)")
         return .send(.init(
             jobs: jobs, newSnapshot: snapshot, newBudget: newBudget,
-            consumedPushToStart: route.consumedPushToStart, traceNotes: notes,
+            traceNotes: notes,
             downgraded: style.priority < demanded
         ))
     }
@@ -136,7 +146,6 @@ extension Translator {
         snapshot.lastStatus = event.status
         snapshot.lastEventId = event.id
         snapshot.lastEventTime = event.time
-        if snapshot.startedAt == nil { snapshot.startedAt = event.time }
         if isTerminal {
             snapshot.endedAt = event.time
             snapshot.endReason = event.status

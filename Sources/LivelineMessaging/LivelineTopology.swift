@@ -172,14 +172,18 @@ public struct LivelineTopology: Sendable {
     /// returns it to its shard.
     public func retryRoutingKey(tier: RetryTier, shard index: Int) -> String { "\(tier.name).\(send.key(index))" }
 
+    /// A quorum queue whose leader goes to the node leading the fewest: declared by workers
+    /// that all connect to the first node they can reach, every leader would otherwise sit on
+    /// that node ("client-local", the default), and one node would carry every stage.
+    private static let quorum: AMQPTable = ["x-queue-type": "quorum", "x-queue-leader-locator": "balanced"]
+
     private var workQueueArguments: AMQPTable {
-        [
-            "x-queue-type": "quorum",
-            "x-delivery-limit": .int(deliveryLimit),
-            "x-dead-letter-exchange": .string(deadExchange),
-            "x-dead-letter-strategy": "at-least-once",
-            "x-overflow": "reject-publish",
-        ]
+        var arguments = Self.quorum
+        arguments["x-delivery-limit"] = .int(deliveryLimit)
+        arguments["x-dead-letter-exchange"] = .string(deadExchange)
+        arguments["x-dead-letter-strategy"] = "at-least-once"
+        arguments["x-overflow"] = "reject-publish"
+        return arguments
     }
 
     private var shardArguments: AMQPTable {
@@ -196,11 +200,11 @@ public struct LivelineTopology: Sendable {
             + send.queues.map { AMQPTopology.Queue($0, arguments: shardArguments) }
         // The DLQ has no delivery limit and no DLX: it is the end of the line, and a
         // message in it must stay until on-call replays or purges it.
-        queues.append(AMQPTopology.Queue(deadQueue, arguments: ["x-queue-type": "quorum"]))
+        queues.append(AMQPTopology.Queue(deadQueue, arguments: Self.quorum))
         // Nothing is published to these: workers subscribe to be counted.
         for stage in [translate, send] {
-            queues.append(AMQPTopology.Queue(stage.workersQueue, arguments: ["x-queue-type": "quorum"]))
-            queues.append(AMQPTopology.Queue(stage.hungryQueue, arguments: ["x-queue-type": "quorum"]))
+            queues.append(AMQPTopology.Queue(stage.workersQueue, arguments: Self.quorum))
+            queues.append(AMQPTopology.Queue(stage.hungryQueue, arguments: Self.quorum))
         }
         // The consistent-hash exchange's binding key is a weight: equal weights, equal shares.
         var bindings = translate.queues.map { AMQPTopology.Binding(queue: $0, exchange: translate.hashExchange, routingKey: "1") }

@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import LivelineAMQP
+import LivelineModels
 
 /// Every setting a Liveline process reads, with its key and default.
 ///
@@ -31,11 +32,19 @@ public struct LivelineSettings: Sendable {
     public struct OpsSettings: Sendable {
         /// `liveline.ops.host`, default `127.0.0.1` (containers set `0.0.0.0`).
         public var host: String
-        /// `liveline.ops.port`, default 9090.
-        public var port: Int
+        /// `liveline.ops.port`; unset, each role takes its own default
+        /// (``LivelineRole/defaultOpsPort``), so a translator and a sender run side by side
+        /// on one host as they come.
+        public var port: Int?
         /// `liveline.ops.stall-after-seconds`, default 60: `/healthz` answers 503 when the work
         /// loop holds work and has finished none for this long.
         public var stallAfter: Duration
+        /// `liveline.ops.drain-timeout-seconds`, default 40: how long a worker may drain after
+        /// SIGTERM or SIGINT before it exits anyway, saying so. What it had not acked goes
+        /// back to the queue when its connection closes, so the cost is duplicates, never a
+        /// loss. Under the manifests' termination grace (45 s and 60 s), so the worker, not
+        /// the kubelet's SIGKILL, ends it and the log says why.
+        public var drainTimeout: Duration
     }
 
     /// Settings of the api process.
@@ -54,6 +63,9 @@ public struct LivelineSettings: Sendable {
         public var audience: String
         /// `liveline.api.topic-kinds`, default `team,league,game`: what users may follow.
         public var topicKinds: [String]
+        /// `liveline.api.token-environments`, default `production,sandbox`: the APNs
+        /// environments whose tokens the api takes.
+        public var tokenEnvironments: Set<APNsEnvironment>
     }
 
     /// How the api verifies app tokens.
@@ -82,14 +94,17 @@ public struct LivelineSettings: Sendable {
         } else if let path = config.string(forKey: "api.jwt.es256-public-key-file") {
             jwtKey = .es256(publicKeyPEM: try Self.read(path, for: "api.jwt.es256-public-key-file"))
         }
-        let opsPort = try Self.integer(config, "ops.port") ?? 9090
-        guard (0...65535).contains(opsPort) else {
+        let opsPort = try Self.integer(config, "ops.port")
+        if let opsPort, !(0...65535).contains(opsPort) {
             throw SettingsError("liveline.ops.port must be a port number (0 to 65535), not \(opsPort)")
         }
         let stall = try Self.integer(config, "ops.stall-after-seconds") ?? 60
         guard stall >= 1 else { throw SettingsError("liveline.ops.stall-after-seconds must be at least 1") }
+        let drain = try Self.integer(config, "ops.drain-timeout-seconds") ?? 40
+        guard drain >= 1 else { throw SettingsError("liveline.ops.drain-timeout-seconds must be at least 1") }
         self.ops = OpsSettings(
-            host: config.string(forKey: "ops.host", default: "127.0.0.1"), port: opsPort, stallAfter: .seconds(stall))
+            host: config.string(forKey: "ops.host", default: "127.0.0.1"), port: opsPort, stallAfter: .seconds(stall),
+            drainTimeout: .seconds(drain))
         let apiPort = try Self.integer(config, "api.port") ?? 8080
         guard (0...65535).contains(apiPort) else {
             throw SettingsError("liveline.api.port must be a port number (0 to 65535), not \(apiPort)")
@@ -100,7 +115,8 @@ public struct LivelineSettings: Sendable {
             jwtKey: jwtKey,
             issuer: config.string(forKey: "api.jwt.issuer", default: "liveline"),
             audience: config.string(forKey: "api.jwt.audience", default: "liveline-api"),
-            topicKinds: try Self.topicKinds(config.string(forKey: "api.topic-kinds", default: "team,league,game"))
+            topicKinds: try Self.topicKinds(config.string(forKey: "api.topic-kinds", default: "team,league,game")),
+            tokenEnvironments: try Self.tokenEnvironments(config.string(forKey: "api.token-environments", default: "production,sandbox"))
         )
     }
 
@@ -132,6 +148,15 @@ public struct LivelineSettings: Sendable {
             throw SettingsError("liveline.api.topic-kinds must be a comma-separated list of words, such as team,league,game")
         }
         return kinds
+    }
+
+    static func tokenEnvironments(_ list: String) throws -> Set<APNsEnvironment> {
+        let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let environments = names.compactMap(APNsEnvironment.init(rawValue:))
+        guard !names.isEmpty, environments.count == names.count else {
+            throw SettingsError("liveline.api.token-environments must list production, sandbox or both, not \(list)")
+        }
+        return Set(environments)
     }
 
     /// A secret from `key`, or from the file named by `key-file`.

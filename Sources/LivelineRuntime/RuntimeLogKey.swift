@@ -10,6 +10,8 @@ public enum RuntimeLogKey: String, LogKey {
     /// The store's kind and place (a PostgreSQL URL is redacted).
     case store = "liveline.store"
     case port = "liveline.port"
+    /// `liveline.ops.drain-timeout-seconds`, when a drain overran it.
+    case drainTimeout = "liveline.drain_timeout"
     case simulatorAddress = "simulator.address"
     case simulatorTLS = "simulator.tls"
     case simulatorCertificate = "simulator.certificate"

@@ -10,6 +10,7 @@ import LivelineStore
 import Logging
 import Prometheus
 import ServiceLifecycle
+import UnixSignals
 
 /// The long-running roles one `liveline` image plays; each scales on its own.
 public enum LivelineRole: String, Sendable, CaseIterable {
@@ -19,6 +20,18 @@ public enum LivelineRole: String, Sendable, CaseIterable {
     case sender
     /// The HTTP api apps register their tokens with.
     case api
+
+    /// The port a worker serves `/metrics`, `/healthz` and `/readyz` on when
+    /// `liveline.ops.port` is not set: each role its own, so that a translator and a sender
+    /// started on one host with default settings both run. The api serves them on its own
+    /// port (`liveline.api.port`, 8080), so it has none.
+    public var defaultOpsPort: Int? {
+        switch self {
+        case .translator: 9090
+        case .sender: 9091
+        case .api: nil
+        }
+    }
 }
 
 /// A role's services, wired and ready to run, and what to close once they have stopped.
@@ -66,8 +79,11 @@ func buildServices(
         case .translator: try await buildTranslator(into: &graph, role, store: store, registry: registry, logger: logger, retry: retry)
         case .sender: try await buildSender(into: &graph, role, store: store, registry: registry, logger: logger, retry: retry)
         case .api:
-            graph.services.append(
-                try await buildApplication(configuration: role.api!, store: store, registry: registry, logger: logger))
+            graph.services.append(ListeningService(
+                server: try await buildApplication(
+                    configuration: role.api!, store: store, registry: registry, logger: logger,
+                    forgetUser: userEraser(role, store: store, logger: logger)),
+                port: role.listeningPort))
         }
     } catch {
         await graph.shutdown()
@@ -86,17 +102,42 @@ public func runRole(_ role: LivelineRole, config: ConfigReader, registry: Promet
     if role == .api {
         logger.info("starting api", metadata: RuntimeLogKey.metadata([.store: "\(settings.store)", .port: "\(settings.api.port)"]))
     }
+    // A port another process holds fails the role now, naming its setting, rather than after
+    // the broker and the store were waited for and the work had begun.
+    try await plan.listeningPort.checkFree()
     try await settings.store.withStore(
         logger: logger, retry: StartupRetry(), sqliteCacheMiB: settings.sqliteCacheMiB
     ) { store in
         let graph = try await buildServices(plan, store: store, registry: registry, logger: logger, retry: StartupRetry())
         do {
-            try await runUntilSignalled(graph.services, logger: logger)
+            try await runUntilSignalled(graph.services, drainTimeout: settings.ops.drainTimeout, logger: logger)
         } catch {
             await graph.shutdown()
             throw error
         }
         await graph.shutdown()
+    }
+}
+
+/// `DELETE /v1/me`'s erasure. It connects to the broker for each erasure, to publish the
+/// ends of the user's live activities: erasures are rare, and the api serves the rest of its
+/// routes whether the broker is up or not.
+private func userEraser(_ role: RoleSettings, store: any ActivityStore, logger: Logger) -> ForgetUser {
+    let (amqp, workers) = (role.common.amqp, role.workers)
+    return { userID in
+        let connection = try await connect(amqp, as: "user-forget", logger: logger)
+        do {
+            try await connection.declare(workers.topology.amqp)
+            let summary = try await UserEraser(
+                store: store, translator: Translator(configuration: workers.translator), publisher: connection,
+                topology: workers.topology
+            ).forget(userID)
+            await connection.close()
+            return (summary.ended, summary.erased)
+        } catch {
+            await connection.close()
+            throw error
+        }
     }
 }
 
@@ -114,10 +155,28 @@ public func connect(
 }
 
 /// Runs the services in one group that shuts down gracefully on SIGTERM or SIGINT.
-public func runUntilSignalled(_ services: [any Service], logger: Logger) async throws {
+///
+/// With a `drainTimeout`, a drain still running that long after the signal ends the process
+/// with an error line: whatever it had not acked the broker requeues when its connections
+/// close, so nothing is lost, and an operator reads why it stopped rather than finding it
+/// killed at the end of its grace.
+public func runUntilSignalled(_ services: [any Service], drainTimeout: Duration? = nil, logger: Logger) async throws {
     let group = ServiceGroup(configuration: .init(
         services: services.map(ServiceGroupConfiguration.ServiceConfiguration.init(named:)),
         gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+    let watchdog = drainTimeout.map { timeout in
+        Task {
+            for await _ in await UnixSignalsSequence(trapping: .sigterm, .sigint) {
+                try? await Task.sleep(for: timeout)
+                guard !Task.isCancelled else { return }
+                logger.error(
+                    "drain did not finish in time; exiting, and the broker requeues what was not acked",
+                    metadata: RuntimeLogKey.metadata([.drainTimeout: "\(timeout.components.seconds) s"]))
+                exit(EXIT_FAILURE)
+            }
+        }
+    }
+    defer { watchdog?.cancel() }
     try await group.run()
 }
 
@@ -140,6 +199,15 @@ struct RoleSettings {
     let apns: APNsSettings?
     /// The api's configuration, with the key it checks callers with.
     let api: APIConfiguration?
+
+    /// Where the role listens: the api on `liveline.api.port`, a worker on its ops port.
+    var listeningPort: ListeningPort {
+        switch role {
+        case .api: ListeningPort(host: common.api.host, port: common.api.port, key: "liveline.api.port")
+        case .translator, .sender:
+            ListeningPort(host: common.ops.host, port: common.ops.port ?? role.defaultOpsPort ?? 0, key: "liveline.ops.port")
+        }
+    }
 
     init(_ role: LivelineRole, config: ConfigReader) throws {
         self.role = role
@@ -169,7 +237,8 @@ struct RoleSettings {
                 host: common.api.host, port: common.api.port,
                 authentication: .init(key: verification, issuer: common.api.issuer, audience: common.api.audience),
                 topicKinds: common.api.topicKinds,
-                sharedDomains: Set(workers.translator.domains.filter(\.shared).map(\.name)))
+                sharedDomains: Set(workers.translator.domains.filter(\.shared).map(\.name)),
+                tokenEnvironments: common.api.tokenEnvironments)
         }
     }
 
@@ -203,12 +272,14 @@ private func buildTranslator(
             translator: Translator(configuration: workers.translator), topology: workers.topology,
             settings: workers.translatorSettings, logger: logger, health: health,
             channels: graph.apns.map { ChannelOpener(store: store, clients: $0, logger: logger) }))
-    graph.services.append(TracePruner(store: store, retention: workers.traceRetention, logger: logger))
+    graph.services.append(RetentionPruner(store: store, settings: workers.retention, logger: logger))
     let gauges = TransportGauges(registry: registry, health: health, brokers: graph.brokers)
-    graph.services.append(
-        OpsEndpoints(registry: registry, health: health, gauges: gauges) {
+    let ops = role.listeningPort
+    graph.services.append(ListeningService(
+        server: OpsEndpoints(registry: registry, health: health, gauges: gauges) {
             [.broker("broker-consume", consumer), .broker("broker-publish", publisher), await .store(store)]
-        }.application(host: settings.ops.host, port: settings.ops.port, logger: logger))
+        }.application(host: ops.host, port: ops.port, logger: logger),
+        port: ops))
 }
 
 private func buildSender(
@@ -227,11 +298,13 @@ private func buildSender(
         SenderService(
             consuming: consuming, publishing: publishing, clients: clients, store: store,
             settings: workers.senderSettings, logger: logger, health: health))
-    graph.services.append(TracePruner(store: store, retention: workers.traceRetention, logger: logger))
+    graph.services.append(RetentionPruner(store: store, settings: workers.retention, logger: logger))
     let channelBundles = Dictionary(
         workers.translator.domains.filter { $0.delivery == .channel }.map { ($0.name, $0.bundleId) }) { $1 }
     if !channelBundles.isEmpty {
-        graph.services.append(ChannelSweeper(store: store, clients: clients, bundles: channelBundles, logger: logger))
+        graph.services.append(ChannelSweeper(
+            store: store, clients: clients, bundles: channelBundles,
+            settings: ChannelSweeper.Settings(sweepsOrphans: workers.sweepsOrphanChannels), logger: logger))
     }
     // The keeper consumes on a connection of its own, beside the sender's.
     let keeping = workers.keeperEnabled ? try await graph.connect("dead-letter-keeper", settings, logger: logger, retry: retry) : nil
@@ -239,12 +312,14 @@ private func buildSender(
     let gauges = TransportGauges(
         registry: registry, health: health, brokers: graph.brokers,
         apns: clients.namedClients.map { (String($0.name.dropFirst("apns ".count)), $0.client) })
-    graph.services.append(
-        OpsEndpoints(registry: registry, health: health, gauges: gauges) {
+    let ops = role.listeningPort
+    graph.services.append(ListeningService(
+        server: OpsEndpoints(registry: registry, health: health, gauges: gauges) {
             var checks: [ReadinessCheck] = [.broker("broker-consume", consuming), .broker("broker-publish", publishing)]
             if let keeping { checks.append(.broker("broker-keeper", keeping)) }
             checks += clients.namedClients.map { ReadinessCheck.apns($0.name, $0.client) }
             checks.append(await .store(store))
             return checks
-        }.application(host: settings.ops.host, port: settings.ops.port, logger: logger))
+        }.application(host: ops.host, port: ops.port, logger: logger),
+        port: ops))
 }

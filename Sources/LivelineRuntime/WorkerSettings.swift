@@ -13,6 +13,21 @@ public struct WorkerSettings: Sendable {
     /// `liveline.trace.retention-days`, default 7: how long each activity's trace is kept.
     /// Every translator and sender prunes older lines hourly.
     public var traceRetentionDays: Int
+    /// `liveline.retention.activity-days`, default 30: how long an ended activity is kept,
+    /// with its tokens, budget and channel records.
+    public var activityRetentionDays: Int
+    /// `liveline.retention.push-to-start-days`, default 180: how long a push-to-start token
+    /// the app has not registered again is kept.
+    public var pushToStartRetentionDays: Int
+    /// `liveline.retention.dead-letter-days`, default 90: how long a dead letter is kept
+    /// (longer than activities, so a late look at an incident still finds its letters).
+    public var deadLetterRetentionDays: Int
+    /// `liveline.retention.follow-days`, default 30: how long the follows of a user with no
+    /// device left are kept.
+    public var followRetentionDays: Int
+    /// `liveline.retention.audit-days`, default 365: how long the audit of on-call actions
+    /// (`liveline audit`) is kept.
+    public var auditRetentionDays: Int
     /// `liveline.keeper.enabled`, default true: the sender also runs the dead-letter keeper,
     /// which moves `liveline.dead` into the store for `liveline dlq`.
     public var keeperEnabled: Bool
@@ -43,6 +58,10 @@ public struct WorkerSettings: Sendable {
     public var translateShards: Int
     /// `liveline.send.shards`, default 1: the send stage's shard queues, as for translate.
     public var sendShards: Int
+    /// `liveline.channels.sweep-orphans`, default true: at start, a sender with a channel domain
+    /// deletes the channels this deployment created at APNs and no longer knows live
+    /// (``ChannelSweeper``). Never another deployment's.
+    public var sweepsOrphanChannels: Bool
 
     public init(config: ConfigReader) throws {
         if let path = config.string(forKey: "translator.domains-file") {
@@ -56,11 +75,14 @@ public struct WorkerSettings: Sendable {
             translator = .standard(bundleId: config.string(forKey: "translator.bundle-id", default: "com.example.liveline"))
         }
 
-        traceRetentionDays = try LivelineSettings.integer(config, "trace.retention-days") ?? 7
-        guard traceRetentionDays >= 1 else {
-            throw SettingsError("liveline.trace.retention-days must be at least 1 (days)")
-        }
+        traceRetentionDays = try LivelineSettings.integer(config, "trace.retention-days", in: 1...36_500, default: 7)
+        activityRetentionDays = try LivelineSettings.integer(config, "retention.activity-days", in: 1...36_500, default: 30)
+        pushToStartRetentionDays = try LivelineSettings.integer(config, "retention.push-to-start-days", in: 1...36_500, default: 180)
+        deadLetterRetentionDays = try LivelineSettings.integer(config, "retention.dead-letter-days", in: 1...36_500, default: 90)
+        followRetentionDays = try LivelineSettings.integer(config, "retention.follow-days", in: 1...36_500, default: 30)
+        auditRetentionDays = try LivelineSettings.integer(config, "retention.audit-days", in: 1...36_500, default: 365)
         keeperEnabled = try LivelineSettings.flag(config, "keeper.enabled") ?? true
+        sweepsOrphanChannels = try LivelineSettings.flag(config, "channels.sweep-orphans") ?? true
         retryTiers = try Self.retryTiers(config.string(forKey: "retry.delays-seconds"))
         let translatorDefaults = TranslatorSettings()
         jobsPerMessage = try LivelineSettings.integer(
@@ -110,5 +132,11 @@ public struct WorkerSettings: Sendable {
     }
 
     /// How long trace lines are kept.
-    public var traceRetention: Duration { .seconds(traceRetentionDays * 86_400) }
+    /// The pruner's settings from the retention days.
+    public var retention: RetentionPruner.Settings {
+        RetentionPruner.Settings(
+            trace: .seconds(traceRetentionDays * 86_400), activities: .seconds(activityRetentionDays * 86_400),
+            pushToStartTokens: .seconds(pushToStartRetentionDays * 86_400), deadLetters: .seconds(deadLetterRetentionDays * 86_400),
+            follows: .seconds(followRetentionDays * 86_400), audit: .seconds(auditRetentionDays * 86_400))
+    }
 }

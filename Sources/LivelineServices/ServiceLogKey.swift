@@ -46,7 +46,7 @@ public enum ServiceLogKey: String, LogKey {
     case shardError = "shard.error"
 
     case traceEntries = "trace.entries"
-    case traceDeleted = "trace.deleted"
-    case traceCutoff = "trace.cutoff"
+    case pruneRemoved = "prune.removed"
+    case pruneError = "prune.error"
     case traceError = "trace.error"
 }

@@ -53,16 +53,22 @@ public protocol ActivityStore: DeadLetterStore {
     /// - Returns: the spent count after the increment, per activity id; ids without a row are absent.
     func spendPriorityBudget(_ activityIDs: [String], at now: Date, window: TimeInterval) async throws -> [String: Int]
 
-    /// Marks push-to-start tokens of an attributes type used, each only if it is still
-    /// registered and not yet used: a start is sent only with a token this call marked.
-    ///
-    /// - Returns: the tokens this call marked; a concurrent caller gets the others.
-    func markPushToStartTokensUsed(_ tokens: [String], attributesType: String, at: Date) async throws -> Set<String>
-
-    /// The unused push-to-start tokens for `attributesType` of every device whose user
-    /// follows at least one of `topics`: one per device however many of the topics its
-    /// user follows, ordered by user and device.
+    /// The push-to-start tokens for `attributesType` of every device whose user follows at
+    /// least one of `topics` and has not turned Live Activities off: one per device however
+    /// many of the topics its user follows, ordered by user and device.
     func audience(topics: [String], attributesType: String) async throws -> [PushToStartToken]
+
+    /// Claims up to `limit` late starts (``LateStart``), oldest first, of activities still live.
+    /// Each is claimed once, by one caller, and stays claimed so that the device is never
+    /// started twice into the activity; one whose device has no push-to-start token left, or
+    /// whose user turned Live Activities off, is claimed and not returned. Late starts and
+    /// start topics of activities that ended, or started before `startedAfter` (past iOS's
+    /// 8 hours), are deleted.
+    func claimLateStarts(now: Date, startedAfter: Date, limit: Int) async throws -> [LateStart]
+
+    /// Gives back claimed late starts whose start could not be published, so a later claim
+    /// sends them.
+    func releaseLateStarts(_ starts: [LateStart]) async throws
 
     // MARK: Sender
 
@@ -79,6 +85,19 @@ public protocol ActivityStore: DeadLetterStore {
 
     // MARK: Channels
 
+    /// Notes that this deployment created `channelID` at APNs, the moment APNs answered and
+    /// before ``createChannel(_:)``: only such channels are ever deleted as orphans, so two
+    /// deployments on one app and environment never delete each other's. A deployment is its
+    /// store.
+    func recordCreatedChannel(_ channelID: String, at: Date) async throws
+
+    /// The channels this deployment created that are not yet deleted at APNs, live or not.
+    func createdChannelIDs() async throws -> Set<String>
+
+    /// Forgets channels deleted at APNs other than through ``markChannelDeleted(domain:key:at:)``
+    /// (orphans, and the loser of a creation race).
+    func forgetCreatedChannels(_ channelIDs: [String]) async throws
+
     /// Records a channel created at APNs, unless a live one exists for (domain, key).
     func createChannel(_ channel: BroadcastChannel) async throws -> ChannelCreation
 
@@ -90,11 +109,15 @@ public protocol ActivityStore: DeadLetterStore {
 
     /// The live channels nobody will hear again: their activity ended before `endedBefore`
     /// (time enough for its end to be broadcast, retries included), or started before
-    /// `startedBefore` (past iOS's 8 hours plus the 4 hours a dismissal may take), or, with
-    /// no activity stored, the channel was created before `startedBefore`. Oldest first.
-    func channelsToSweep(endedBefore: Date, startedBefore: Date, limit: Int) async throws -> [BroadcastChannel]
+    /// `startedBefore` (past iOS's 8 hours plus the 4 hours a dismissal may take), or was
+    /// never started and had no event since `idleBefore` (a game abandoned before its start),
+    /// or, with no activity stored, the channel was created before `startedBefore`. An
+    /// activity that has not started is not aged: a game scheduled a day ahead keeps its
+    /// channel. Oldest first.
+    func channelsToSweep(endedBefore: Date, startedBefore: Date, idleBefore: Date, limit: Int) async throws -> [BroadcastChannel]
 
-    /// Marks the live channel for (domain, key) deleted.
+    /// Marks the live channel for (domain, key) deleted, and forgets it as created
+    /// (``createdChannelIDs()``): it is gone at APNs.
     ///
     /// - Returns: `false` if there was no live channel.
     func markChannelDeleted(domain: String, key: String, at: Date) async throws -> Bool
@@ -107,10 +130,32 @@ public protocol ActivityStore: DeadLetterStore {
     /// The newest `limit` entries of an activity's trace, oldest first.
     func trace(activityID: String, limit: Int) async throws -> [TraceEntry]
 
-    /// Deletes trace entries older than `cutoff`.
-    ///
-    /// - Returns: how many were deleted.
-    func pruneTrace(olderThan cutoff: Date) async throws -> Int
+    /// Deletes what retention lets go (``RetentionCutoffs``), at most `limit` rows of each kind,
+    /// each kind in a short transaction of its own that waits on no row another writer holds:
+    /// call it again while any kind removed `limit`.
+    func prune(_ cutoffs: RetentionCutoffs, limit: Int) async throws -> PruneCounts
+
+    // MARK: Audit
+
+    /// Records one on-call action.
+    func appendAudit(_ entry: AuditEntry) async throws
+
+    /// The newest `limit` audit entries at or after `since` (all when nil), oldest first.
+    func audit(since: Date?, limit: Int) async throws -> [AuditEntry]
+
+    // MARK: Erasure
+
+    /// The user's activities that have not ended, to end on the user's devices before
+    /// ``forgetUser(_:sharedDomains:)``; load them with ``loadSnapshots(_:whileWriting:)``.
+    func liveActivities(ofUser userID: String) async throws -> [SnapshotRequest]
+
+    /// Removes everything that names the user, in one transaction: push-to-start tokens,
+    /// the update tokens of the user's activities and the user's subscriptions to shared
+    /// ones (device ids `<user>/…`), follows, preferences, late starts, the user's activities
+    /// outside `sharedDomains` with their trace lines, and the dead letters of those
+    /// activities or whose body names the user or one of the user's tokens. A shared
+    /// activity the user followed or owns stays. Idempotent: a second call removes nothing.
+    func forgetUser(_ userID: String, sharedDomains: Set<String>) async throws -> UserErasure
 
     // MARK: Api
 
@@ -125,7 +170,8 @@ public protocol ActivityStore: DeadLetterStore {
     func removeUpdateToken(activityID: String, deviceID: String, userID: String) async throws -> TokenRemovalOutcome
 
     /// Stores a device's push-to-start token for an attributes type, replacing that device's
-    /// previous one and clearing its used mark.
+    /// previous one. A device new to the user is queued for a late start into each live
+    /// shared activity of the type whose start named a topic the user follows.
     func registerPushToStartToken(_ token: PushToStartToken) async throws
 
     /// Removes the user's push-to-start token for an attributes type on one device, or on
@@ -134,7 +180,10 @@ public protocol ActivityStore: DeadLetterStore {
     /// - Returns: how many were removed.
     func removePushToStartTokens(userID: String, attributesType: String, deviceID: String?) async throws -> Int
 
-    /// Makes the user follow `topic` (a team, a league, a game).
+    /// Makes the user follow `topic` (a team, a league, a game). Each device of the user is
+    /// queued for a late start into each live shared activity whose start named the topic,
+    /// unless the user followed another of its topics before that start (the devices were
+    /// in its audience then).
     ///
     /// - Returns: `false` if the user already followed it.
     func follow(userID: String, topic: String, at: Date) async throws -> Bool

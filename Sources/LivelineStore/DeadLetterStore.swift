@@ -42,4 +42,10 @@ public protocol DeadLetterStore: Sendable {
 
     /// An activity's trace lines after `sequence`, oldest first, at most `limit`.
     func traceLines(activityID: String, after sequence: Int64, limit: Int) async throws -> [TraceLine]
+
+    /// The newest `limit` lines of an activity's trace that match `filter`, oldest first, and
+    /// how many match in all, read at one moment. Newest is by time, then by sequence: the
+    /// `(activity_id, at_ms)` index then walks back from the end and stops after `limit`
+    /// matches, so a game with 100,000 lines answers as fast as a ride.
+    func traceTail(activityID: String, matching filter: TraceFilter, limit: Int) async throws -> TraceTail
 }

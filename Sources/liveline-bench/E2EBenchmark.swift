@@ -22,6 +22,7 @@ struct E2EBenchmark: AsyncParsableCommand {
     @Option(help: "Store URL the workers share (default: a fresh SQLite file).") var storeURL: String?
     @Option(help: "Translator processes.") var translators = 1
     @Option(help: "Sender processes.") var senders = 1
+    @Option(help: "Shards of each stage (liveline.translate.shards and liveline.send.shards).") var shards = 1
     @Option(help: "Activities, one device each; events go round-robin over them.") var activities = 1_000
     @Option(help: "Events to publish.") var events = 100_000
     @Option(help: "Events per second; 0 publishes flat out.") var rate = 0
@@ -39,6 +40,9 @@ struct E2EBenchmark: AsyncParsableCommand {
 
     mutating func validate() throws {
         guard translators >= 1, senders >= 1 else { throw ValidationError("--translators and --senders must be at least 1") }
+        guard (1...LivelineTopology.maximumShards).contains(shards) else {
+            throw ValidationError("--shards must be 1 to \(LivelineTopology.maximumShards), not \(shards)")
+        }
         guard activities >= 1, events >= activities else { throw ValidationError("--events must be at least --activities (≥ 1)") }
         guard rate >= 0 else { throw ValidationError("--rate must be 0 (flat out) or more") }
         if let burst, burst < 1 || burst > 200 || rate == 0 {
@@ -52,7 +56,7 @@ struct E2EBenchmark: AsyncParsableCommand {
     func run() async throws {
         let passed = try await Pipeline.with(
             executable: workers.liveline, amqpURL: workers.amqpURL, storeURL: storeURL, label: "e2e", simulator: simulator,
-            passed: { $0 }, measure)
+            settings: ["LIVELINE_TRANSLATE_SHARDS": "\(shards)", "LIVELINE_SEND_SHARDS": "\(shards)"], passed: { $0 }, measure)
         if !passed { throw ExitCode.failure }
     }
 
@@ -79,7 +83,7 @@ struct E2EBenchmark: AsyncParsableCommand {
         if backlog {
             // With no worker running yet, what the broker spent is the producer's part.
             publishing = meter.usage(before: before, after: meter.sample(pipeline), events: events)
-                .filter { $0.name == "broker" || $0.name.hasPrefix("bench") }
+                .filter { $0.name.hasPrefix("broker") || $0.name.hasPrefix("bench") }
             try await startWorkers(pipeline)
             before = meter.sample(pipeline)
             started = Date().timeIntervalSince1970
@@ -101,7 +105,7 @@ struct E2EBenchmark: AsyncParsableCommand {
         let summary = Summary(
             scenario: scenario ?? (backlog ? "backlog" : rate == 0 ? "flat out" : "\(rate)/s" + (burst.map { ", bursts of \($0)" } ?? "")),
             store: pipeline.storeURL.hasPrefix("sqlite:") ? "SQLite" : "PostgreSQL",
-            translators: translators, senders: senders, events: events, activities: activities, rate: rate, burst: burst,
+            translators: translators, senders: senders, shards: shards, events: events, activities: activities, rate: rate, burst: burst,
             seconds: seconds, eventsPerSecond: Double(events) / seconds, pushesPerSecond: Double(outcome.pushes) / seconds,
             p50: outcome.latency(0.5), p99: outcome.latency(0.99), p999: outcome.latency(0.999),
             processes: meter.usage(before: before, after: after, events: events), stages: stages,
@@ -128,6 +132,7 @@ struct E2EBenchmark: AsyncParsableCommand {
         var store: String
         var translators: Int
         var senders: Int
+        var shards: Int
         var events: Int
         var activities: Int
         var rate: Int
@@ -150,7 +155,8 @@ struct E2EBenchmark: AsyncParsableCommand {
 
         var text: String {
             var lines = [
-                "e2e (\(scenario)): \(translators) translator(s), \(senders) sender(s), \(store); \(events) events over "
+                "e2e (\(scenario)): \(translators) translator(s), \(senders) sender(s), \(shards) shard(s) per stage, \(store); "
+                    + "\(events) events over "
                     + "\(activities) activities, " + (rate == 0 ? "flat out" : "\(rate)/s")
                     + (burst.map { " in bursts of \($0)" } ?? ""),
                 String(format: "  sustained: %.0f events/s, %.0f pushes/s (%.1f s to the last push)", eventsPerSecond, pushesPerSecond, seconds),
@@ -180,7 +186,7 @@ struct E2EBenchmark: AsyncParsableCommand {
             func peak(_ prefix: String) -> String {
                 String(format: "%.0f", processes.filter { $0.name.hasPrefix(prefix) }.map(\.peakRSSMiB).max() ?? 0)
             }
-            let broker = processes.first { $0.name == "broker" }.map { String(format: "%.0f", $0.rssMiB) } ?? "?"
+            let broker = String(format: "%.0f", processes.filter { $0.name.hasPrefix("broker") }.reduce(0) { $0 + $1.rssMiB })
             var text = ""
             if !FileManager.default.fileExists(atPath: path) {
                 text += "| scenario | store | T | S | events | events/s | pushes/s | p50 ms | p99 ms | p99.9 ms "
@@ -209,7 +215,10 @@ struct E2EBenchmark: AsyncParsableCommand {
 /// answered 410 (the device gone), no
 /// message waiting in the translate, send or retry queues, and nothing changing for a
 /// second. (A count alone can be reached early: an event both delivered and, its answer
-/// lost to a reset, dropped on the retry counts twice.) With a progress bar.
+/// lost to a reset, dropped on the retry counts twice.) A worker killed by a fault takes
+/// its counts along, so the queues empty and twenty seconds without change also end the wait
+/// (longer than any outage a fault case stages):
+/// the ledger then checks every event. With a progress bar.
 enum Drain {
     static func wait(for pipeline: Pipeline, load: Load, timeout: Duration) async throws {
         var logger = Logger(label: "bench.drain")
@@ -221,6 +230,7 @@ enum Drain {
         let progress = Progress(total: load.total, what: "delivered, dropped or dead-lettered")
         let deadline = ContinuousClock.now + timeout
         var previous: [Int] = []
+        var unchanged = 0
         let tokens = (0..<load.activities).map(load.events.token)
         while ContinuousClock.now < deadline {
             let delivered = try await pipeline.receiver.receipts(toDevices: tokens).reduce(0) { sum, receipts in
@@ -238,8 +248,14 @@ enum Drain {
             for queue in queues { waiting += (try? await connection.messageCount(queue: queue)) ?? 1 }
             progress.update(min(delivered + otherwise, load.total))
             let now = [delivered, otherwise]
-            if delivered + otherwise >= load.total, waiting == 0, now == previous {
+            unchanged = waiting == 0 && now == previous ? unchanged + 1 : 0
+            if delivered + otherwise >= load.total, unchanged > 0 {
                 Progress.line("drain: \(delivered) delivered, \(otherwise) dropped or dead-lettered by the running workers")
+                return
+            }
+            if unchanged >= 20 {
+                Progress.line("drain: settled with \(delivered) delivered and \(otherwise) dropped or dead-lettered by the running "
+                    + "workers; the ledger accounts for the other \(load.total - delivered - otherwise)")
                 return
             }
             previous = now
@@ -302,7 +318,7 @@ struct UsageMeter: Sendable {
     func sample(_ pipeline: Pipeline) -> [String: ProcessUsage.Snapshot] {
         var samples: [String: ProcessUsage.Snapshot] = [:]
         for worker in pipeline.workers { samples[worker.name] = ProcessUsage.of(pid: worker.pid) }
-        samples["broker"] = broker?.snapshot()
+        samples.merge(broker?.snapshots() ?? [:]) { $1 }
         if let simulator = pipeline.simulatorProcess {
             samples["apns-sim"] = ProcessUsage.of(pid: simulator.pid)
             samples["bench (producer)"] = ProcessUsage.of(pid: getpid())
@@ -324,7 +340,7 @@ struct UsageMeter: Sendable {
     /// Translators, senders, the broker, the simulator, then this process.
     private static func order(_ name: String) -> String {
         name.hasPrefix("translator") ? "0" + name : name.hasPrefix("sender") ? "1" + name
-            : name == "broker" ? "2" : name == "apns-sim" ? "3" : "4"
+            : name.hasPrefix("broker") ? "2" + name : name == "apns-sim" ? "3" : "4"
     }
 }
 

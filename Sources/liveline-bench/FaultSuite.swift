@@ -22,15 +22,15 @@ struct FaultSuite: AsyncParsableCommand {
     var brokerControl = ProcessInfo.processInfo.environment["LIVELINE_RABBITMQ_CTL"] ?? "scripts/rabbitmq"
     @Option(
         parsing: .upToNextOption,
-        help: "Cases to run (default: all but partition, which needs a cluster): \(FaultCase.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var cases: [FaultCase] = FaultCase.allCases.filter { $0 != .partition }
+        help: "Cases to run (default: all but the partitions, which need a cluster): \(FaultCase.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var cases: [FaultCase] = FaultCase.allCases.filter { !$0.needsCluster }
     @Flag(help: "The longer form: 20× the events, at a higher rate.") var long = false
     @Flag(help: "Print the results as JSON.") var json = false
 
     func validate() throws {
-        if cases.contains(.partition), ((try? AMQPConfiguration(url: workers.amqpURL))?.brokers.count ?? 0) < 3 {
+        if cases.contains(where: \.needsCluster), ((try? AMQPConfiguration(url: workers.amqpURL))?.brokers.count ?? 0) < 3 {
             throw ValidationError(
-                "partition needs a three-node cluster in --amqp-url and its control script in --broker-control "
+                "the partitions need a three-node cluster in --amqp-url and its control script in --broker-control "
                     + "(scripts/faults --cluster starts both)")
         }
         if cases.contains(.storeOutage), FaultCase.postgres.url.isEmpty || FaultCase.postgres.control.isEmpty {
@@ -42,7 +42,13 @@ struct FaultSuite: AsyncParsableCommand {
 
     func run() async throws {
         var results: [CaseResult] = []
+        var layout: Int?
         for fault in cases {
+            // The cases share the broker. Workers refuse a layout of another shard count, so
+            // between cases of different counts the drained stages are resharded, with
+            // `liveline reshard` as an operator would.
+            if let layout, layout != fault.shards { try await reshard(to: fault.shards) }
+            layout = fault.shards
             Progress.line("faults: \(fault.rawValue): \(fault.summary)")
             let result = try await run(fault)
             if !json { print(result.text + "\n") }
@@ -56,34 +62,64 @@ struct FaultSuite: AsyncParsableCommand {
         if results.contains(where: { !$0.passed }) { throw ExitCode.failure }
     }
 
+    private func reshard(to shards: Int) async throws {
+        let liveline = workers.liveline ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("liveline").path
+        var environment = ProcessInfo.processInfo.environment
+        environment["LIVELINE_AMQP_URL"] = workers.amqpURL
+        for stage in ["translate", "send"] {
+            let status = try await ChildProcess.start(
+                liveline, arguments: ["reshard", stage, "--to", "\(shards)", "--quiet-seconds", "1", "--log-level", "warning"],
+                environment: environment
+            ).exited()
+            guard status == 0 else { throw BenchError("liveline reshard \(stage) --to \(shards) exited with \(status)") }
+        }
+    }
+
     private func run(_ fault: FaultCase) async throws -> CaseResult {
         // A short heartbeat, so a frozen broker is noticed in seconds rather than 30.
         let workerURL = workers.amqpURL + (workers.amqpURL.contains("?") ? "&" : "?") + "heartbeat=2"
         return try await Pipeline.with(
             executable: workers.liveline, amqpURL: workerURL, storeURL: fault.storeURL, label: "faults-\(fault.rawValue)",
-            goAwayAfterStreams: fault == .goaway ? 250 : nil, settings: ["LIVELINE_RETRY_DELAYS_SECONDS": FaultCase.retryDelays],
-            passed: \.passed
+            goAwayAfterStreams: fault == .goaway ? 250 : nil, settings: fault.settings,
+            domains: fault == .killDuringFanOut ? FanOut.domains : BenchEvents.translatorConfiguration(), passed: \.passed
         ) { pipeline in
             let load = fault.load(long: long)
             try await load.registerDevices(in: pipeline)
+            let fanOut = fault == .killDuringFanOut ? FanOut(devices: long ? 30_000 : 3_000, goals: 6) : nil
+            try await fanOut?.register(in: pipeline)
             let apnsIDs = load.apnsIDs()
-            try await pipeline.startWorker("translator")
-            try await pipeline.startWorker("sender")
-            let context = FaultContext(pipeline: pipeline, load: load, amqpURL: workers.amqpURL, brokerControl: brokerControl)
+            for role in ["translator", "sender"] {
+                for _ in 0..<fault.workersAtStart { try await pipeline.startWorker(role) }
+            }
+            let context = FaultContext(
+                pipeline: pipeline, load: load, amqpURL: workers.amqpURL, brokerControl: brokerControl, fanOut: fanOut)
             let started = Date()
             let publishedAt = try await load.publish(
-                amqpURL: workers.amqpURL, progress: Progress(total: load.total, what: "published"),
+                amqpURL: workers.amqpURL, topology: pipeline.topology, progress: Progress(total: load.total, what: "published"),
                 at: load.total / 3, during: { try await fault.disturb(context) })
             try await Drain.wait(for: pipeline, load: load, timeout: .seconds(180))
             let extra = try await fault.check(context)
             // A graceful stop flushes the workers' traces, which the ledger reads.
             for worker in await pipeline.stopWorkers() { context.fail(worker.notStopped) }
+            // Safe (what it held unacked is requeued), but worth a look in its log.
+            for worker in pipeline.workers where worker.process.exitStatus == EXIT_FAILURE {
+                context.note("\(worker.name) overran liveline.ops.drain-timeout-seconds after SIGTERM and exited; see its log")
+            }
             let outcome = try await Outcome.collect(
                 pipeline: pipeline, load: load, publishedAt: publishedAt, apnsIDs: apnsIDs,
                 duplicateBound: context.duplicateBound)
+            var order = OrderCheck(of: load, at: pipeline.simulator, apnsIDs: apnsIDs)
+            var fanOutVerdict: Verdict?
+            if let fanOut {
+                let fanOutLedger = try await fanOut.ledger(pipeline: pipeline, duplicateBound: context.fanOutDuplicateBound)
+                fanOutVerdict = fanOutLedger.verdict
+                order = order + fanOutLedger.order
+            }
             return CaseResult(
                 name: fault.rawValue, what: fault.summary, seconds: Date().timeIntervalSince(started),
-                notes: context.notes + extra.notes, extraPassed: extra.passed && !context.failed, ledger: outcome.ledger.verdict())
+                notes: context.notes + extra.notes, extraPassed: extra.passed && !context.failed, ledger: outcome.ledger.verdict(),
+                fanOut: fanOutVerdict, order: order)
         }
     }
 
@@ -94,12 +130,18 @@ struct FaultSuite: AsyncParsableCommand {
         var notes: [String]
         var extraPassed: Bool
         var ledger: Verdict
+        /// The game's (goal, device) pushes, for the fan-out case.
+        var fanOut: Verdict?
+        /// At every device, the steady load's and the game's.
+        var order: OrderCheck
 
-        var passed: Bool { ledger.passed && extraPassed }
+        var passed: Bool { ledger.passed && (fanOut?.passed ?? true) && order.passed && extraPassed }
 
         var text: String {
-            (["== \(name): \(what) (\(String(format: "%.0f", seconds)) s)"] + notes.map { "  " + $0 } + [ledger.text])
-                .joined(separator: "\n")
+            var lines = ["== \(name): \(what) (\(String(format: "%.0f", seconds)) s)"] + notes.map { "  " + $0 } + [ledger.text]
+            if let fanOut { lines += ["the game's fan-out, one entry per goal and device:", fanOut.text] }
+            lines.append(order.text + (order.passed ? "" : ": FAIL"))
+            return lines.joined(separator: "\n")
         }
     }
 }
@@ -110,19 +152,23 @@ final class FaultContext: @unchecked Sendable {
     let load: Load
     let amqpURL: String
     let brokerControl: String
+    let fanOut: FanOut?
     private let lock = NSLock()
     private var _duplicateBound = 0
+    private var _fanOutDuplicateBound = 0
     private var _notes: [String] = []
     private var _failed = false
 
-    init(pipeline: Pipeline, load: Load, amqpURL: String, brokerControl: String) {
+    init(pipeline: Pipeline, load: Load, amqpURL: String, brokerControl: String, fanOut: FanOut?) {
         self.pipeline = pipeline
         self.load = load
         self.amqpURL = amqpURL
         self.brokerControl = brokerControl
+        self.fanOut = fanOut
     }
 
     var duplicateBound: Int { lock.withLock { _duplicateBound } }
+    var fanOutDuplicateBound: Int { lock.withLock { _fanOutDuplicateBound } }
     var notes: [String] { lock.withLock { _notes } }
 
     /// Duplicates this disturbance may cause, and why.
@@ -130,6 +176,14 @@ final class FaultContext: @unchecked Sendable {
         lock.withLock {
             _duplicateBound += count
             _notes.append("duplicates allowed: \(count) (\(why))")
+        }
+    }
+
+    /// Duplicates of the game's pushes this disturbance may cause, and why.
+    func allowFanOutDuplicates(_ count: Int, because why: String) {
+        lock.withLock {
+            _fanOutDuplicateBound += count
+            _notes.append("game's duplicates allowed: \(count) (\(why))")
         }
     }
 
@@ -156,9 +210,30 @@ final class FaultContext: @unchecked Sendable {
         return worker
     }
 
+    /// The running worker of `role` holding the most shards, and how many it holds.
+    func workerHoldingMostShards(_ role: String) async throws -> (worker: Worker, shards: Int) {
+        var best: (worker: Worker, shards: Int)?
+        for worker in pipeline.workers where worker.role == role && worker.process.isRunning {
+            let held = Int(try await worker.metrics(["liveline_shards_held"])[0])
+            if held > best?.shards ?? -1 { best = (worker, held) }
+        }
+        guard let best else { throw BenchError("no running \(role)") }
+        return best
+    }
+
     /// Runs the broker's control script (`restart`, `pause`, ...).
     func broker(_ arguments: String...) async throws {
         try await run(brokerControl, arguments)
+    }
+
+    /// Runs the broker's control script and returns what it printed (standard output and
+    /// error), or nil when it failed.
+    func brokerOutput(_ arguments: String...) async throws -> String? {
+        let file = pipeline.work.appendingPathComponent("broker-control-\(UUID().uuidString.prefix(8)).out").path
+        let status = try await ChildProcess.start("/usr/bin/env", arguments: [brokerControl] + arguments, output: file).exited()
+        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: file)
+        return status == 0 ? text : nil
     }
 
     /// Runs a control script (the broker's, the store's) and requires it to succeed.
@@ -191,7 +266,10 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
     case poison
     case badEvents = "bad-events"
     case dlqReplay = "dlq-replay"
+    case killDuringFanOut = "kill-during-fan-out"
+    case workerJoins = "worker-joins"
     case partition
+    case partitionPause = "partition-pause"
 
     static let senderPrefetch = 1_000
     static let translatorPrefetch = 1_500
@@ -200,11 +278,28 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
     static let retryDelays = "1,2,4"
 
     /// The steady load a case runs under: the partitions take minutes, and three brokers
-    /// replicating every message share the two cores, so that case runs longer and slower.
+    /// replicating every message share the two cores, so those cases run longer and slower.
     func load(long: Bool) -> Load {
-        self == .partition
+        needsCluster
             ? Load(activities: long ? 3_000 : 600, total: long ? 90_000 : 18_000, rate: long ? 500 : 200)
             : Load(activities: 100, total: long ? 60_000 : 3_000, rate: long ? 1_000 : 500)
+    }
+
+    /// The partitions run on the three-node cluster (`scripts/faults --cluster`).
+    var needsCluster: Bool { self == .partition || self == .partitionPause }
+
+    /// Shards per stage: the cases about workers sharing a stage, and the partitions, run
+    /// as the deployments do, on 8; the rest on one, where one worker holds everything.
+    var shards: Int { [.killDuringFanOut, .workerJoins, .partition, .partitionPause].contains(self) ? 8 : 1 }
+
+    /// Translators and senders at the start: two of each on sharded stages, so a worker's
+    /// loss or a node's moves shards between live workers; one where a worker joins.
+    var workersAtStart: Int { shards > 1 && self != .workerJoins ? 2 : 1 }
+
+    /// The workers' settings beyond the pipeline's own.
+    var settings: [String: String] {
+        ["LIVELINE_RETRY_DELAYS_SECONDS": Self.retryDelays,
+         "LIVELINE_TRANSLATE_SHARDS": "\(shards)", "LIVELINE_SEND_SHARDS": "\(shards)"]
     }
 
     /// Partition rounds: in each, a node that leads neither work queue is cut off, then the
@@ -233,9 +328,18 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
         case .dlqReplay:
             "APNs refuses every push of the load's last third (400 BadTopic: dead letters); then `liveline dlq replay` "
                 + "sends each activity's newest again and skips the superseded"
+        case .killDuringFanOut:
+            "8 shards per stage, 2 translators and 2 senders; a game fanned out per device, goal after goal: kill -9 of a "
+                + "translator as a goal is published, then of the sender holding the most shards mid-fan-out; new ones start"
+        case .workerJoins:
+            "8 shards per stage, 1 translator and 1 sender; a second of each joins under load and takes half the shards"
         case .partition:
-            "a three-node quorum cluster, each node in its own network namespace: a follower cut off, then the leader of "
-                + "the first send shard, \(Int(Self.cutSeconds)) s each, healed each time, several rounds"
+            "a three-node quorum cluster, 8 shards per stage, 2 translators and 2 senders: a follower cut off, then the leader "
+                + "of the first send shard, \(Int(Self.cutSeconds)) s each (shorter than net_ticktime), healed each time, "
+                + "several rounds"
+        case .partitionPause:
+            "a three-node quorum cluster, 8 shards per stage, 2 translators and 2 senders: a node with workers connected to it "
+                + "cut off for twice net_ticktime and more, so pause_minority stops it, then healed and its leaders rebalanced"
         }
     }
 
@@ -307,7 +411,28 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
             context.pipeline.simulator.injectFault(.internalServerError, forDevice: context.load.events.token(0))
         case .badEvents:
             try await BadEvents.publish(amqpURL: context.amqpURL)
+        case .killDuringFanOut:
+            try await Self.killDuringFanOut(context)
+        case .workerJoins:
+            for role in ["translator", "sender"] {
+                let joined = ContinuousClock.now
+                let newcomer = try await context.pipeline.startWorker(role)
+                // Drain-then-release hands shards over without sending anything twice.
+                while try await newcomer.metrics(["liveline_shards_held"])[0] == 0 {
+                    guard ContinuousClock.now < joined + .seconds(30) else {
+                        context.fail("\(newcomer.name) held no shard 30 s after it joined")
+                        break
+                    }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                context.note(String(format: "%@ joined and held its first shard after %.1f s", newcomer.name,
+                                    (ContinuousClock.now - joined).seconds))
+            }
+        case .partitionPause:
+            try await ClusterLeaders.check(context)
+            try await Self.partitionPastTicktime(context)
         case .partition:
+            try await ClusterLeaders.check(context)
             let rounds = Self.partitionRounds(long: context.load.total > 20_000)
             for round in 1...rounds {
                 for target in ["follower", "leader"] {
@@ -373,9 +498,11 @@ enum FaultCase: String, CaseIterable, ExpressibleByArgument, Sendable {
             break
         case .dlqReplay:
             return try await DeadLetterReplay.check(context)
-        case .partition:
-            // The workers start on the first broker, the first leader: a cut that never touched
-            // their connections would prove nothing about failing over.
+        case .workerJoins, .killDuringFanOut:
+            return try await Self.shardsShared(context)
+        case .partition, .partitionPause:
+            // Each worker tries another node first (Pipeline.rotated), so every node has
+            // clients: a cut that never touched a connection would prove nothing about failing over.
             var reconnects = 0.0
             for worker in context.pipeline.workers where worker.process.isRunning {
                 reconnects += try await worker.metrics(["liveline_amqp_reconnects_total"])[0]

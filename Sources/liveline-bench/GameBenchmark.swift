@@ -233,10 +233,3 @@ struct GameBenchmark: AsyncParsableCommand {
         }
     }
 }
-
-private extension LivelineEvent {
-    /// The same event for another domain (`score-per-token`), whose type it becomes.
-    func retyped(_ domain: String) -> LivelineEvent {
-        LivelineEvent(id: id, domain: domain, name: name, time: time, data: data)
-    }
-}

@@ -196,6 +196,8 @@ final class Pipeline: @unchecked Sendable {
     func startWorker(_ role: String) async throws -> Worker {
         let index = workers.filter { $0.role == role }.count + 1
         let opsPort = try LoopbackPort.free(from: nextOpsPort)
+        var environment = environment
+        environment["LIVELINE_AMQP_URL"] = Self.rotated(amqpURL, by: workers.count)
         let worker = try Worker.start(
             role: role, name: "\(role)-\(index)", executable: executable, environment: environment,
             opsPort: opsPort, logDirectory: work)
@@ -205,6 +207,18 @@ final class Pipeline: @unchecked Sendable {
         workers.append(worker)
         try await worker.waitUntilReady(timeout: .seconds(120))
         return worker
+    }
+
+    /// A cluster URL (`amqp://u:p@a,b,c/vhost`) with its brokers rotated by `count`: each
+    /// worker tries another node first, so their connections spread over the nodes as a
+    /// load-balanced service would spread them. One broker's URL is returned as it is.
+    static func rotated(_ url: String, by count: Int) -> String {
+        guard let at = url.lastIndex(of: "@"), let slash = url[at...].firstIndex(of: "/") else { return url }
+        let hosts = url[url.index(after: at)..<slash].split(separator: ",")
+        guard hosts.count > 1 else { return url }
+        let first = count % hosts.count
+        let order = hosts[first...] + hosts[..<first]
+        return String(url[...at]) + order.joined(separator: ",") + String(url[slash...])
     }
 
     /// Runs a one-shot `liveline` command (`dlq replay`, ...) with the workers' settings and

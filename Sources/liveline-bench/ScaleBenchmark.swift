@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LivelineAMQP
 import LivelineBenchSupport
 import LivelineMessaging
 
@@ -84,48 +85,10 @@ struct ScaleBenchmark: AsyncParsableCommand {
         let outcome = try await Outcome.collect(
             pipeline: pipeline, load: load, publishedAt: publishedAt, apnsIDs: apnsIDs, duplicateBound: 0)
         return Summary(
-            translators: translators, senders: senders, shards: shards, activities: activities, events: total,
+            translators: translators, senders: senders, shards: shards,
+            brokers: (try? AMQPConfiguration(url: workers.amqpURL))?.brokers.count ?? 1, activities: activities, events: total,
             publishSeconds: publishSeconds, elapsedSeconds: outcome.lastReceipt - started, workers: shares,
-            order: OrderCheck(pipeline: pipeline, load: load, apnsIDs: apnsIDs), ledger: outcome.ledger.verdict())
-    }
-}
-
-/// Order at the devices: timestamps must rise with the events, and no push may reach APNs
-/// after a newer one of its activity (a late arrival). One activity's jobs are in one send
-/// shard, which one sender holds at a time, so any late arrival is a defect.
-struct OrderCheck: Codable, Sendable {
-    /// Pushes whose `aps.timestamp` does not rise with the events.
-    var outOfOrder = 0
-    /// Pushes that reached APNs after a newer one of their activity.
-    var lateArrivals = 0
-    /// Pushes without a readable `aps.timestamp`.
-    var unreadable = 0
-
-    init(pipeline: Pipeline, load: Load, apnsIDs: [String: Int]) {
-        for activity in 0..<load.activities {
-            var arrivals: [(step: Int, timestamp: Int)] = []
-            for delivery in pipeline.simulator.deliveries(toDevice: load.events.token(activity)) {
-                guard let index = apnsIDs[delivery.apnsID.lowercased()], let timestamp = Self.timestamp(delivery.payload) else {
-                    unreadable += 1
-                    continue
-                }
-                arrivals.append((index / load.activities, timestamp))
-            }
-            var newest = -1
-            for arrival in arrivals {
-                if arrival.step < newest { lateArrivals += 1 }
-                newest = max(newest, arrival.step)
-            }
-            let byEvent = arrivals.sorted { $0.step < $1.step }
-            outOfOrder += zip(byEvent, byEvent.dropFirst()).filter { $0.timestamp >= $1.timestamp }.count
-        }
-    }
-
-    static func timestamp(_ payload: [UInt8]) -> Int? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
-            let aps = object["aps"] as? [String: Any]
-        else { return nil }
-        return aps["timestamp"] as? Int
+            order: OrderCheck(of: load, at: pipeline.simulator, apnsIDs: apnsIDs), ledger: outcome.ledger.verdict())
     }
 }
 
@@ -152,6 +115,7 @@ struct Summary: Codable, Sendable {
     var translators: Int
     var senders: Int
     var shards: Int
+    var brokers: Int
     var activities: Int
     var events: Int
     var publishSeconds: Double
@@ -160,11 +124,12 @@ struct Summary: Codable, Sendable {
     var order: OrderCheck
     var ledger: Verdict
 
-    var passed: Bool { ledger.passed && order.outOfOrder == 0 && order.lateArrivals == 0 && order.unreadable == 0 }
+    var passed: Bool { ledger.passed && order.passed }
 
     var text: String {
         var lines = [
-            "scale: \(translators) translator(s), \(senders) sender(s), \(shards) shards per stage, 1 broker, PostgreSQL; "
+            "scale: \(translators) translator(s), \(senders) sender(s), \(shards) shards per stage, "
+                + (brokers == 1 ? "1 broker" : "a cluster of \(brokers) brokers") + ", PostgreSQL; "
                 + "\(events) events over \(activities) activities, published in \(String(format: "%.1f", publishSeconds)) s",
             "",
             "worker        work      share   cpu s   peak RSS",
@@ -184,8 +149,7 @@ struct Summary: Codable, Sendable {
         lines += [
             "",
             ledger.text,
-            "order: \(order.outOfOrder) push(es) with timestamps out of event order, \(order.unreadable) unreadable; "
-                + "\(order.lateArrivals) late arrival(s) (reached APNs after a newer push of their activity)",
+            order.text,
             String(format: "throughput: %.0f events/s end to end (%.1f s from the first publish to the last push)",
                    Double(events) / max(elapsedSeconds, 0.001), elapsedSeconds),
             passed

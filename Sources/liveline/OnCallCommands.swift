@@ -30,6 +30,11 @@ struct DLQCommand: AsyncParsableCommand {
         @Option(help: "Last failure before: an RFC 3339 time or an age such as 30m, 2h, 7d.") var until: String?
         @Option(help: "Only letters in this state: pending, replayed or skipped.") var state: String?
 
+        /// The filters as given, for the audit.
+        var parameters: [String: String?] {
+            ["reason": reason, "domain": domain, "activity": activity, "since": since, "until": until, "state": state]
+        }
+
         func filter(now: Date = Date()) throws -> DeadLetterFilter {
             var state: DeadLetterState?
             if let text = self.state {
@@ -107,6 +112,7 @@ struct DLQCommand: AsyncParsableCommand {
         @Flag(help: "Also replay letters that were replayed or skipped before.") var force = false
         @Flag(help: "Do not ask for confirmation on a terminal.") var yes = false
         @Flag(help: "JSON for tools: every step, then the summary.") var json = false
+        @OptionGroup var audit: AuditOptions
 
         func validate() throws {
             guard limit >= 1 else { throw ValidationError("--limit must be at least 1") }
@@ -143,6 +149,12 @@ struct DLQCommand: AsyncParsableCommand {
                     throw error
                 }
                 await connection?.close()
+                if !dryRun {
+                    var parameters = filters.parameters
+                    parameters["limit"] = "\(limit)"
+                    parameters["force"] = force ? "true" : nil
+                    try await audit.record("dlq replay", parameters: parameters, outcome: ReplayProgress.summaryText(summary), in: store)
+                }
                 print(json ? try ReplayProgress.document(steps: progress.finish(), summary) : ReplayProgress.summaryText(summary))
                 if summary.failed > 0 { throw ExitCode.failure }
             }
@@ -156,6 +168,7 @@ struct DLQCommand: AsyncParsableCommand {
         @Option(help: "Only letters whose last failure is older than this age (e.g. 7d, 12h).") var olderThan: String?
         @Flag(help: "Do not ask for confirmation.") var yes = false
         @Flag(help: "JSON for tools: {\"purged\": n}.") var json = false
+        @OptionGroup var audit: AuditOptions
 
         func run() async throws {
             var filter = try filters.filter()
@@ -177,7 +190,16 @@ struct DLQCommand: AsyncParsableCommand {
                         throw OnCallError("not confirmed; nothing purged")
                     }
                 }
+                // What goes, for the audit: counts by reason and every id.
+                let reasons = try await store.deadLetterCounts(matching: filter)
+                let ids = try await store.deadLetters(matching: filter, limit: count).map(\.id)
                 let purged = try await store.purgeDeadLetters(matching: filter)
+                var parameters = filters.parameters
+                parameters["older-than"] = olderThan
+                let byReason = reasons.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+                try await audit.record(
+                    "dlq purge", parameters: parameters,
+                    outcome: "purged \(purged): \(byReason); ids: \(ids.sorted().joined(separator: ", "))", in: store)
                 print(json ? #"{"purged":\#(purged)}"# : "purged \(purged) dead letter(s)")
             }
         }
@@ -202,38 +224,96 @@ struct DLQCommand: AsyncParsableCommand {
 
 /// `liveline trace <activity>`: the activity's story, from the store's trace.
 struct TraceCommand: AsyncParsableCommand {
+    /// How many of the newest lines `trace` shows unless told: a ride's or a delivery's whole
+    /// story is tens of lines, and a game's with 100,000 fans is cut to its last moments.
+    static let defaultTail = 1_000
+
     static let configuration = CommandConfiguration(
         commandName: "trace",
-        abstract: "An activity's story in order: events, decisions, pushes per device, retries, dead letters, replays.")
+        abstract: "An activity's story in order: events, decisions, pushes per device, retries, dead letters, replays.",
+        discussion: """
+            Shows the newest \(defaultTail) lines unless --tail says otherwise, and says how many older lines it left out. \
+            --kind and --device choose lines before the tail is taken.
+            """)
     @OptionGroup var options: CommonOptions
     @Argument(help: "The activity id.") var activity: String
-    @Flag(help: "JSON Lines for tools, one object per line (shape in the README).") var json = false
+    @Flag(help: "JSON Lines for tools: a summary object, then one object per line (shapes in the README).") var json = false
     @Flag(help: "Keep printing new lines as they are written (Ctrl-C to stop).") var follow = false
-    @Option(help: "Show at most the first this many lines.") var limit = 10_000
+    @Option(help: "Show the newest this many lines (default \(TraceCommand.defaultTail)).") var tail = TraceCommand.defaultTail
+    @Option(
+        name: .customLong("kind"),
+        help: "Only lines of this kind; repeat for several: \(TraceEntry.Kind.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var kinds: [String] = []
+    @Option(help: "Only lines about the device whose token starts with this (hex; the trace shows 8 characters).")
+    var device: String?
+
+    func validate() throws {
+        guard tail >= 1 else {
+            throw ValidationError("--tail must be at least 1: how many of the newest lines to show (default \(Self.defaultTail))")
+        }
+        _ = try filter()
+    }
+
+    /// The lines asked for. A device is named in trace details as `token <first 8 characters>…`
+    /// (`PushTarget.logDescription`), so that is what its prefix is matched against.
+    func filter() throws -> TraceFilter {
+        var filter = TraceFilter()
+        for text in kinds {
+            guard let kind = TraceEntry.Kind(rawValue: text) else {
+                throw ValidationError(
+                    "--kind must be one of \(TraceEntry.Kind.allCases.map(\.rawValue).joined(separator: ", ")), not \(text)")
+            }
+            filter.kinds.insert(kind)
+        }
+        if let device {
+            let prefix = device.lowercased()
+            guard !prefix.isEmpty, prefix.allSatisfy(\.isHexDigit) else {
+                throw ValidationError("--device takes the start of a device token in hex, such as 80a1b2c3, not \(device)")
+            }
+            filter.detailContains = "token \(prefix.prefix(8))"
+        }
+        return filter
+    }
+
+    /// `--kind` and `--device` as the header names them, or nil without either.
+    var filterDescription: String? {
+        let parts = kinds.map { "kind \($0)" } + (device.map { ["device \($0.lowercased().prefix(8))"] } ?? [])
+        return parts.isEmpty ? nil : parts.joined(separator: ", ")
+    }
 
     func run() async throws {
+        let filter = try filter()
         try await withOnCallStore(options) { store in
-            var lines = try await store.traceLines(activityID: activity, after: 0, limit: limit)
-            if !json { FileHandle.standardOutput.write(Data((TraceTimeline.header(activityID: activity, lines: lines) + "\n").utf8)) }
-            let start = lines.first?.entry.at ?? Date()
-            var last: Int64 = 0
+            let newest = try await store.traceTail(activityID: activity, matching: filter, limit: tail)
+            let header = json
+                ? try TraceTimeline.jsonSummary(activityID: activity, tail: newest)
+                : TraceTimeline.header(activityID: activity, tail: newest, filters: filterDescription)
+            FileHandle.standardOutput.write(Data((header + "\n").utf8))
+            let start = newest.lines.first?.entry.at ?? Date()
             func emit(_ batch: [TraceLine]) throws {
                 // Written straight away, not through print's buffer, so --follow into a pipe streams.
-                for line in batch {
+                for line in batch where filter.matches(line.entry) {
                     let text = json ? try TraceTimeline.json(line) : TraceTimeline.text(line, start: start)
                     FileHandle.standardOutput.write(Data((text + "\n").utf8))
                 }
-                last = batch.last?.sequence ?? last
             }
-            try emit(lines)
+            try emit(newest.lines)
             guard follow else {
-                if lines.isEmpty && !json { throw ExitCode.failure }
+                if newest.lines.isEmpty && !json { throw ExitCode.failure }
                 return
             }
+            // Follow from the newest line written so far, matching or not, so lines the filters
+            // skipped are not read again.
+            var last = newest.lines.map(\.sequence).max() ?? 0
+            if !filter.takesEverything {
+                last = max(last, try await store.traceTail(activityID: activity, matching: TraceFilter(), limit: 1).lines.last?.sequence ?? 0)
+            }
             while !Task.isCancelled {
-                try await Task.sleep(for: .milliseconds(500))
-                lines = try await store.traceLines(activityID: activity, after: last, limit: 1000)
-                try emit(lines)
+                let batch = try await store.traceLines(activityID: activity, after: last, limit: 1000)
+                try emit(batch)
+                last = batch.last?.sequence ?? last
+                // A full page means more are waiting: read on at once.
+                if batch.count < 1000 { try await Task.sleep(for: .milliseconds(500)) }
             }
         }
     }
@@ -245,29 +325,46 @@ struct PublishCommand: AsyncParsableCommand {
         commandName: "publish",
         abstract: "Publish one domain event (a CloudEvent file, or built from flags) after validating it locally.",
         discussion: """
+            The event is checked as the translator will check it, overrides against the domain's bounds included, \
+            before anything is published. A shared domain's events (score) take no --user.
+
             Examples:
               liveline publish --file event.json
               liveline publish --domain ride --activity r-1 --user u-1 \\
                 --state '{"driverName":"Maria","status":"driverArrived", …}'
+              liveline publish --domain score --activity g-1 --topics team:arsenal,team:chelsea \\
+                --attributes '{…}' --state '{…}' --override priority=10 --override staleDate=+15m
             """)
     @OptionGroup var options: CommonOptions
     @Option(help: "A CloudEvent in structured JSON (the whole envelope).") var file: String?
     @Option(help: "The domain (ride, delivery, score, or a configured one).") var domain: String?
     @Option(help: "The event name, the part of `type` after the domain.") var type = "status"
     @Option(help: "data.activityId.") var activity: String?
-    @Option(help: "data.userId.") var user: String?
+    @Option(help: "data.userId; not for a shared domain's events.") var user: String?
     @Option(help: "data.contentState, as JSON.") var state: String?
+    @Option(help: "data.status: a generic domain's status.") var status: String?
     @Option(help: "data.attributes, as JSON (needed for push-to-start).") var attributes: String?
     @Option(help: "data.message, free text for alerts.") var message: String?
+    @Option(help: "data.topics: a shared activity's start, as <kind>:<id> separated by commas (team:arsenal,league:epl).")
+    var topics: String?
+    @Option(
+        name: .customLong("override"),
+        help: """
+            One of data.overrides as key=value; repeat for more. Keys: \(EventDraft.overrideKeys.joined(separator: ", ")). \
+            Times are RFC 3339 or +30m after the event.
+            """)
+    var overrides: [String] = []
     @Option(help: "The event time, RFC 3339 (default now).") var time: String?
     @Flag(help: "Validate and print only; publish nothing.") var dryRun = false
+    @OptionGroup var audit: AuditOptions
 
     func validate() throws {
-        if file != nil, domain != nil || activity != nil || state != nil {
-            throw ValidationError("give either --file or --domain/--activity/--user/--state, not both")
+        let flags = [domain, activity, user, state, status, attributes, message, topics, time].contains { $0 != nil } || !overrides.isEmpty
+        if file != nil, flags {
+            throw ValidationError("give either --file or the event's flags (--domain, --activity, --state, …), not both")
         }
-        if file == nil, domain == nil || activity == nil || user == nil || state == nil {
-            throw ValidationError("without --file, --domain, --activity, --user and --state are required")
+        if file == nil, domain == nil || activity == nil || state == nil {
+            throw ValidationError("without --file, --domain, --activity and --state are required (and --user, unless the domain is shared)")
         }
     }
 
@@ -276,13 +373,9 @@ struct PublishCommand: AsyncParsableCommand {
         let config = try await LivelineSettings.reader(file: options.config)
         let settings = try LivelineSettings(config: config)
         let workers = try WorkerSettings(config: config)
-        let body = try eventBody()
-        let event: DomainEvent
-        do {
-            event = try Translator(configuration: workers.translator).parse(body)
-        } catch {
-            throw OnCallError("the event is not valid for this deployment's domains: \(error.message)")
-        }
+        let translator = Translator(configuration: workers.translator)
+        let body = try eventBody(translator)
+        let event = try translator.validateForPublishing(body)
         print(String(decoding: body, as: UTF8.self))
         if dryRun {
             print("valid \(event.domain) event \(event.id) for activity \(event.activityId); not published (--dry-run)")
@@ -304,35 +397,35 @@ struct PublishCommand: AsyncParsableCommand {
             throw error
         }
         await connection.close()
+        try await settings.store.withStore(logger: logger) { store in
+            try await audit.record(
+                "publish", parameters: ["file": file, "domain": event.domain, "activity": event.activityId, "event": event.id],
+                outcome: "published \(event.envelope.type) event \(event.id) (confirmed)", in: store)
+        }
         print("published \(event.id) to \(topology.eventsExchange) with routing key \(event.envelope.type) (confirmed)")
     }
 
-    private func eventBody() throws -> Data {
+    private func eventBody(_ translator: Translator) throws -> Data {
         if let file {
             do { return try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
                 throw OnCallError("cannot read \(file)")
             }
         }
-        func json(_ text: String, _ option: String) throws -> JSONValue {
-            do { return try JSONValue.parse(text) } catch { throw OnCallError("\(option) is not JSON: \(error)") }
+        guard let domain, let activity, let state else { throw OnCallError("--domain, --activity and --state are required") }
+        // A personal domain's event names its user; say so in the flags' words, not the parser's.
+        if user == nil, translator.domain(named: domain) != nil, !translator.isShared(domain: domain) {
+            throw OnCallError("--user is required: domain \(domain) is not shared, so each of its activities belongs to a user")
         }
-        var data: [String: JSONValue] = [
-            "activityId": .string(activity ?? ""), "userId": .string(user ?? ""),
-            "contentState": try json(state ?? "", "--state"),
-        ]
-        if let attributes { data["attributes"] = try json(attributes, "--attributes") }
-        if let message { data["message"] = .string(message) }
-        var envelope: [String: JSONValue] = [
-            "specversion": .string("1.0"), "id": .string(UUID().uuidString.lowercased()),
-            "source": .string("//liveline-cli"), "type": .string("\(domain ?? "").\(type)"),
-            "subject": .string(activity ?? ""), "datacontenttype": .string("application/json"), "data": .object(data),
-        ]
-        let eventTime = try time.map { text -> EventTime in
-            guard let parsed = RFC3339.parse(text) else { throw OnCallError("--time must be RFC 3339, e.g. 2026-11-23T10:00:00.000Z") }
-            return parsed
-        } ?? EventTime(Date())
-        envelope["time"] = .string(RFC3339.format(eventTime))
-        return JSONValue.encoded(.object(envelope))
+        var draft = EventDraft(domain: domain, activity: activity, state: state)
+        draft.type = type
+        draft.user = user
+        draft.status = status
+        draft.attributes = attributes
+        draft.message = message
+        draft.topics = topics
+        draft.overrides = overrides
+        draft.time = time
+        return try draft.body()
     }
 }
 

@@ -56,9 +56,7 @@ struct ReshardCommand: AsyncParsableCommand {
         }
         await connection.close()
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(summary), as: UTF8.self))
+            print(String(decoding: try JSONEncoder.sorted.encode(summary), as: UTF8.self))
         } else if summary.deleted.isEmpty {
             print("\(summary.stage) already has \(summary.to) shard(s); nothing to do")
         } else {

@@ -40,7 +40,7 @@ import Testing
 
     func publishAll(_ machine: inout Machine) -> [UInt64: String] {
         var sent: [UInt64: String] = [:]
-        while let (tag, publish) = machine.nextPublish() { sent[tag] = publish }
+        while let (tag, publish, _) = machine.nextPublish() { sent[tag] = publish }
         return sent
     }
 
@@ -135,6 +135,27 @@ import Testing
         #expect(machine.publishConfirmed(tag: 2, multiple: true) == [.confirmed("b"), .confirmed("c")])
         #expect(machine.publishNacked(tag: 3, multiple: false) == [.nacked("d")])
         #expect(machine.unconfirmedCount == 0)
+    }
+
+    @Test func resendsAreFlaggedAcrossASecondLossAndFreshPublishesAreNot() {
+        var machine = opened()
+        machine.enqueue(["a", "b"])
+        _ = publishAll(&machine)
+        machine.enqueue(["c"])
+        _ = machine.connectionLost(lost, now: clock.now)
+        _ = machine.backoffElapsed(now: clock.now)
+        _ = machine.connectionEstablished(now: clock.now)
+        _ = machine.restored(now: clock.now)
+        // "a" goes out again, then the connection is lost before "b" could.
+        #expect(machine.nextPublish()! == (1, "a", true))
+        _ = machine.connectionLost(lost, now: clock.now)
+        _ = machine.backoffElapsed(now: clock.now)
+        _ = machine.connectionEstablished(now: clock.now)
+        _ = machine.restored(now: clock.now)
+        var sent: [(String, Bool)] = []
+        while let (_, publish, resent) = machine.nextPublish() { sent.append((publish, resent)) }
+        #expect(sent.map(\.0) == ["a", "b", "c"])
+        #expect(sent.map(\.1) == [true, true, false], "only what went out on a lost connection is a resend")
     }
 
     @Test func theUnconfirmedLimitHoldsPublishesBack() {
@@ -344,7 +365,7 @@ import Testing
         var machine = opened()
         machine.consumerRegistered(id: 1, "consumer")
         machine.enqueue(["sent", "queued"])
-        #expect(machine.nextPublish()! == (1, "sent"))
+        #expect(machine.nextPublish()! == (1, "sent", false))
         _ = machine.connectionLost(lost, now: clock.now)
         #expect(
             machine.closeRequested(grace: .seconds(5), now: clock.now)

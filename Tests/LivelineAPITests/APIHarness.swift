@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import JWTKit
 import LivelineAPI
+import LivelineModels
 import LivelineStore
 import Logging
 import Testing
@@ -25,14 +26,20 @@ struct APIHarness: Sendable {
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
-    static func configuration(key: AuthenticationConfiguration.VerificationKey = .hs256Secret(secret)) -> APIConfiguration {
+    static func configuration(
+        key: AuthenticationConfiguration.VerificationKey = .hs256Secret(secret),
+        tokenEnvironments: Set<APNsEnvironment> = [.production, .sandbox]
+    ) -> APIConfiguration {
         APIConfiguration(
             host: "127.0.0.1", port: 0,
-            authentication: AuthenticationConfiguration(key: key, issuer: issuer, audience: audience, leeway: 5))
+            authentication: AuthenticationConfiguration(key: key, issuer: issuer, audience: audience, leeway: 5),
+            tokenEnvironments: tokenEnvironments)
     }
 
     static func run<T: Sendable>(
         key: AuthenticationConfiguration.VerificationKey = .hs256Secret(secret),
+        tokenEnvironments: Set<APNsEnvironment> = [.production, .sandbox],
+        erasure: Bool = false,
         logger: Logger? = nil,
         _ body: @Sendable (APIHarness) async throws -> T
     ) async throws -> T {
@@ -43,7 +50,13 @@ struct APIHarness: Sendable {
         var quiet = Logger(label: "test.api")
         quiet.logLevel = .warning
         let logger = logger ?? quiet
-        let app = try await buildApplication(configuration: configuration(key: key), store: store, logger: logger)
+        // The store's own erasure; the ends of live activities need a broker, and the
+        // pipeline test covers them.
+        let forget: ForgetUser? = erasure
+            ? { @Sendable userID in (ended: 0, erased: try await store.forgetUser(userID, sharedDomains: ["score"])) } : nil
+        let app = try await buildApplication(
+            configuration: configuration(key: key, tokenEnvironments: tokenEnvironments), store: store, logger: logger,
+            forgetUser: forget)
         return try await app.test(.live) { client in
             try await body(APIHarness(store: store, client: client))
         }

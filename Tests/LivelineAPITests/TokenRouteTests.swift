@@ -103,6 +103,35 @@ struct TokenRouteTests {
         }
     }
 
+    /// A deployment that pushes to production only refuses a development build's sandbox
+    /// token with 400 naming the environment and the setting, and stores nothing.
+    @Test func aTokenOfAnEnvironmentTheDeploymentDoesNotServeIsRefused() async throws {
+        try await APIHarness.run(tokenEnvironments: [.production]) { api in
+            let jwt = try await APIHarness.token()
+            for path in ["/v1/activities/r-1/tokens/dev-build", "/v1/push-to-start-tokens/RideAttributes/dev-build"] {
+                try await api.client.execute(
+                    uri: path, method: .put, headers: APIHarness.jsonHeaders(jwt),
+                    body: Self.body(extra: #","environment":"sandbox","domain":"ride","attributesType":"RideAttributes""#)
+                ) { response in
+                    #expect(response.status == .badRequest)
+                    let error = APIHarness.json(response)["error"] as? [String: Any]
+                    #expect(error?["code"] as? String == "unserved")
+                    let message = error?["message"] as? String ?? ""
+                    #expect(message.contains("sandbox") && message.contains("liveline.api.token-environments"), "\(message)")
+                }
+            }
+            try await api.client.execute(
+                uri: "/v1/activities/r-1/tokens/phone", method: .put, headers: APIHarness.jsonHeaders(jwt), body: Self.body()
+            ) { response in
+                #expect(response.status == .created, "production is served")
+            }
+            let request = SnapshotRequest(activityID: "r-1", userID: "u-1", attributesType: "RideAttributes")
+            let snapshot = try #require(try await api.store.loadSnapshots([request])["r-1"])
+            #expect(snapshot.updateTokens.map(\.deviceID) == ["phone"])
+            #expect(snapshot.pushToStartTokens.isEmpty)
+        }
+    }
+
     @Test func anotherUsersActivityIsForbidden() async throws {
         try await APIHarness.run { api in
             _ = try await api.store.applyChanges([ActivityChange(

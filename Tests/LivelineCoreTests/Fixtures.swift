@@ -100,7 +100,6 @@ struct ActivityRun {
         case .send(let send):
             snapshot = send.newSnapshot
             budget = send.newBudget
-            if !send.consumedPushToStart.isEmpty { tokens.pushToStartTokens = [] }
         case .drop(let drop):
             if let newSnapshot = drop.newSnapshot { snapshot = newSnapshot }
         case .deadLetter:

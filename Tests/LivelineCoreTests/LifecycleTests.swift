@@ -61,6 +61,30 @@ struct LifecycleTests {
         #expect(dropReason(try run.apply("ride-arrived", now: late)) == .afterEnd)
     }
 
+    @Test func theLifetimeCountsFromTheFirstPushNotTheFirstEvent() throws {
+        // Booked the evening before: no device has the activity until a token is registered.
+        var run = ActivityRun()
+        run.tokens = TokenSnapshot()
+        var booked = try Fixtures.event("ride-assigned")
+        booked.envelope.time = EventTime(Fixtures.base.addingTimeInterval(-10 * 3_600))
+        #expect(dropReason(run.apply(booked)) == .noTarget)
+        #expect(run.snapshot?.startedAt == nil, "stored, and nothing ages")
+
+        // The app starts the activity and registers its token; the next event is its first push.
+        run.tokens = TokenSnapshot(updateTokens: [Fixtures.tokenA])
+        let first = try run.apply("ride-eta-tick")
+        #expect(try Fixtures.sent(first).jobs.count == 1, "10 h after the first event, and still sent")
+        let started = try #require(run.snapshot?.startedAt)
+        #expect(started == (try Fixtures.event("ride-eta-tick")).time)
+
+        // From then on the 8 hours run: inside them an update goes, past them it is dropped.
+        let arrived = try run.apply("ride-arrived", now: started.date.addingTimeInterval(8 * 3_600 - 1))
+        #expect(try Fixtures.sent(arrived).jobs.count == 1)
+        var late = try Fixtures.event("ride-completed")
+        late.envelope.time = started.adding(seconds: 8 * 3_600 + 1)
+        #expect(dropReason(run.apply(late)) == .pastLifetime)
+    }
+
     @Test func justInsideEightHoursIsSent() throws {
         var run = ActivityRun()
         _ = try run.apply("flight-boarding")

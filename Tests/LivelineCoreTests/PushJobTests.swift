@@ -86,8 +86,9 @@ struct PushJobTests {
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(Set(object.keys) == [
             "jobId", "apnsId", "activityId", "domain", "eventId", "eventTime", "userId", "attributesType", "target",
-            "bundleId", "apnsTopic", "priority", "expiration", "event", "payload", "isTerminal", "sequence",
+            "bundleId", "apnsTopic", "priority", "expiration", "event", "payload", "isTerminal", "sequence", "alerts",
         ])
+        #expect(object["alerts"] as? Bool == true, "the driver's arrival carries an alert")
         #expect(object["eventTime"] as? String == "2026-11-21T10:05:00.120Z")
         #expect(object["priority"] as? Int == 10)
         #expect(object["event"] as? String == "update")
@@ -97,6 +98,13 @@ struct PushJobTests {
         #expect((target["device"] as? [String: Any])?["kind"] as? String == "update")
         #expect((target["device"] as? [String: Any])?["environment"] == nil, "production is the default, not written")
         #expect(try PushJob(json: data) == job)
+        // A job without an alert leaves the member out, and reads back as without one.
+        let tick = try #require(try Fixtures.sent(try run.apply("ride-completed")).jobs.first)
+        #expect(!tick.alerts || tick.encoded().range(of: Data(#""alerts""#.utf8)) != nil)
+        var silent = job
+        silent.alerts = false
+        #expect(silent.encoded().range(of: Data(#""alerts""#.utf8)) == nil)
+        #expect(try PushJob(json: silent.encoded()).alerts == false)
 
         var sandboxed = job
         sandboxed.target = .device(token: Fixtures.tokenA, kind: .update, environment: .sandbox)

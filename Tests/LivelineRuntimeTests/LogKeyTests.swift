@@ -17,7 +17,7 @@ import Testing
         ("LivelineAPNs", APNsLogKey.allCases.map(\.rawValue), ["apns."]),
         ("LivelineStore", StoreLogKey.allCases.map(\.rawValue), ["store."]),
         ("LivelineAPI", APILogKey.allCases.map(\.rawValue), ["api."]),
-        ("LivelineServices", ServiceLogKey.allCases.map(\.rawValue), ["translator.", "sender.", "push.", "channel.", "dlq.", "trace.", "shard."]),
+        ("LivelineServices", ServiceLogKey.allCases.map(\.rawValue), ["translator.", "sender.", "push.", "channel.", "dlq.", "trace.", "shard.", "prune."]),
         ("LivelineRuntime", RuntimeLogKey.allCases.map(\.rawValue), ["liveline.", "simulator."]),
     ]
 

@@ -88,7 +88,7 @@ struct OnCallOutputTests {
             TraceLine(sequence: 1, entry: .init(activityID: "r-1", at: Self.t0, kind: .pushDecided, detail: "event e-1: update")),
             TraceLine(sequence: 2, entry: .init(activityID: "r-1", at: Self.t0.addingTimeInterval(61.5), kind: .retried, detail: "tier 5s")),
         ]
-        #expect(TraceTimeline.header(activityID: "r-1", lines: lines)
+        #expect(TraceTimeline.header(activityID: "r-1", tail: TraceTail(lines: lines, matching: 2))
             == "trace of r-1: 2 line(s), 2026-11-18 11:06:40.120Z to 2026-11-18 11:07:41.620Z")
         #expect(lines.map { TraceTimeline.text($0, start: Self.t0) } == [
             "2026-11-18 11:06:40.120Z  +0.000s     decided      event e-1: update",
@@ -96,6 +96,25 @@ struct OnCallOutputTests {
         ])
         #expect(try TraceTimeline.json(lines[1])
             == #"{"activityId":"r-1","at":"2026-11-18T11:07:41.620Z","detail":"tier 5s","kind":"retried","sequence":2}"#)
+    }
+
+    /// A long trace is cut to its newest lines, and the header and the JSON summary say how
+    /// many older ones were left out.
+    @Test func traceHeaderSaysHowManyLinesItLeftOut() throws {
+        let lines = [
+            TraceLine(sequence: 99_999, entry: .init(activityID: "g-1", at: Self.t0, kind: .apnsOutcome, detail: "a")),
+            TraceLine(sequence: 100_000, entry: .init(activityID: "g-1", at: Self.t0.addingTimeInterval(1), kind: .apnsOutcome, detail: "b")),
+        ]
+        let tail = TraceTail(lines: lines, matching: 100_000)
+        #expect(TraceTimeline.header(activityID: "g-1", tail: tail, filters: "kind apns-outcome")
+            == "trace of g-1 (kind apns-outcome): the newest 2 of 100,000 line(s), 2026-11-18 11:06:40.120Z to "
+            + "2026-11-18 11:06:41.120Z; 99,998 older line(s) left out (--tail N shows more)")
+        #expect(try TraceTimeline.jsonSummary(activityID: "g-1", tail: tail)
+            == #"{"summary":{"activityId":"g-1","leftOut":99998,"matching":100000,"shown":2}}"#)
+        #expect(TraceTimeline.header(activityID: "g-1", tail: TraceTail(lines: [], matching: 0))
+            == "no trace for activity g-1 (unknown, or older than the trace retention)")
+        #expect(TraceTimeline.header(activityID: "g-1", tail: TraceTail(lines: [], matching: 0), filters: "device 80a1b2c3")
+            == "no line of the trace of g-1 matches device 80a1b2c3")
     }
 
     @Test func replaySummaryAndProgress() {

@@ -61,6 +61,10 @@ struct QuickstartTests {
                 }
                 #expect(shown.last == steps.last && Self.isOrderedSubsequence(shown, of: steps), "\(what): \(shown)")
                 #expect(shown.count + coalesced == steps.count, "\(what): \(shown.count) shown, \(coalesced) coalesced")
+                // What a person notices (alerts, priority 10) is never coalesced away.
+                for step in Set(steps) where step.hasSuffix(":10") {
+                    #expect(shown.count { $0 == step } == steps.count { $0 == step }, "\(what): \(step) in \(shown)")
+                }
             }
             let ride = [
                 "update:driverAssigned:5", "update:driverEnRoute:5", "update:driverArrived:10", "update:inProgress:5",

@@ -57,6 +57,11 @@ func workerSettings(_ variable: String, _ value: String?) async throws -> Worker
     /// The other worker settings read as numbers and flags refuse what is neither.
     @Test(arguments: [
         ("LIVELINE_TRACE_RETENTION_DAYS", "a week", "liveline.trace.retention-days must be a whole number"),
+        ("LIVELINE_RETENTION_ACTIVITY_DAYS", "0", "liveline.retention.activity-days must be 1 to 36500, not 0"),
+        ("LIVELINE_RETENTION_DEAD_LETTER_DAYS", "-1", "liveline.retention.dead-letter-days must be 1 to 36500, not -1"),
+        ("LIVELINE_RETENTION_PUSH_TO_START_DAYS", "0", "liveline.retention.push-to-start-days must be 1 to 36500"),
+        ("LIVELINE_RETENTION_FOLLOW_DAYS", "0", "liveline.retention.follow-days must be 1 to 36500"),
+        ("LIVELINE_TRACE_RETENTION_DAYS", "0", "liveline.trace.retention-days must be 1 to 36500"),
         ("LIVELINE_KEEPER_ENABLED", "sometimes", "liveline.keeper.enabled must be true or false"),
     ])
     func aValueOfTheWrongKindIsRefused(variable: String, value: String, message: String) async throws {

@@ -32,11 +32,11 @@ struct ServiceGraphTests {
             let (graph, _) = try await Self.graph(.translator, keys: keys)
             #expect(graph.services.count == 3)
             #expect(graph.services[0] is TranslatorService)
-            #expect(graph.services[1] is TracePruner)
+            #expect(graph.services[1] is RetentionPruner)
             // ServiceLifecycle's log lines and errors name each service: by its type, not by
             // a reflection of the whole value (the translator's configuration and all).
             let names = graph.services.map { ServiceGroupConfiguration.ServiceConfiguration(named: $0).serviceName }
-            #expect(names.prefix(2) == ["TranslatorService", "TracePruner"])
+            #expect(names.prefix(2) == ["TranslatorService", "RetentionPruner"])
             #expect(names.allSatisfy { !$0.contains("(") && $0.utf8.count < 80 }, "\(names)")
             #expect(graph.brokers.map(\.name) == ["translator-in", "translator-out"])
             #expect(graph.brokers.allSatisfy { $0.connection.state == .connected })
@@ -54,7 +54,7 @@ struct ServiceGraphTests {
             let (graph, _) = try await Self.graph(.sender, keys: keys)
             #expect(graph.services.count == 5)
             #expect(graph.services[0] is SenderService)
-            #expect(graph.services[1] is TracePruner)
+            #expect(graph.services[1] is RetentionPruner)
             // The score domain's channels are the sender's to sweep once their games are over.
             #expect(graph.services[2] is ChannelSweeper)
             #expect(graph.services[3] is DeadLetterKeeper)

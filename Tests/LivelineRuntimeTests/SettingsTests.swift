@@ -82,6 +82,14 @@ import Testing
         } throws: { error in
             "\(error)".contains("liveline.api.topic-kinds")
         }
+        #expect(try await LivelineSettings.load(file: nil, environment: [:]).api.tokenEnvironments == [.production, .sandbox])
+        #expect(try await LivelineSettings.load(file: nil, environment: ["LIVELINE_API_TOKEN_ENVIRONMENTS": "production"])
+            .api.tokenEnvironments == [.production])
+        await #expect {
+            _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_API_TOKEN_ENVIRONMENTS": "production,staging"])
+        } throws: { error in
+            "\(error)".contains("liveline.api.token-environments") && "\(error)".contains("staging")
+        }
         await #expect {
             _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_API_JWT_HS256_SECRET": "short"])
         } throws: { error in

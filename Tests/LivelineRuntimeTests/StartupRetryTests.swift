@@ -45,9 +45,10 @@ import Testing
                 throw Unreachable()
             }
         }
-        // It stops within the limit (plus one attempt), after several attempts, at most 76.
+        // It stops within the limit (plus one attempt), after trying again, at most 76 times.
+        // Two is the floor: with another build beside the suite, a 20 ms wait once took 1.5 s.
         #expect(ContinuousClock.now - started < .seconds(6))
-        #expect((3...76).contains(attempts.withLock { $0 }), "\(attempts.withLock { $0 }) attempts")
+        #expect((2...76).contains(attempts.withLock { $0 }), "\(attempts.withLock { $0 }) attempts")
     }
 
     @Test func aBrokerThatIsNotThereIsRetriedAndEachAttemptLogged() async throws {

@@ -68,11 +68,11 @@ private final class Log: Sendable {
         let phone = PushTarget.device(token: "aa", kind: .update)
         let tablet = PushTarget.device(token: "bb", kind: .update)
         let jobs = [
-            makeJob(target: phone, activityID: "ride-1", sequence: 1),
-            makeJob(target: phone, activityID: "ride-1", sequence: 2),
-            makeJob(target: tablet, activityID: "ride-1", sequence: 2),
-            makeJob(target: phone, activityID: "ride-1", sequence: 3),
-            makeJob(target: phone, activityID: "ride-1", sequence: 0),
+            makeJob(target: phone, activityID: "ride-1", priority: .low, sequence: 1),
+            makeJob(target: phone, activityID: "ride-1", priority: .low, sequence: 2),
+            makeJob(target: tablet, activityID: "ride-1", priority: .low, sequence: 2),
+            makeJob(target: phone, activityID: "ride-1", priority: .low, sequence: 3),
+            makeJob(target: phone, activityID: "ride-1", priority: .low, sequence: 0),
             makeJob(target: tablet, activityID: "ride-1", event: .end, sequence: 4, isTerminal: true),
             makeJob(target: phone, activityID: "ride-1", event: .end, sequence: 1, isTerminal: true),
         ]
@@ -86,5 +86,31 @@ private final class Log: Sendable {
         }
         #expect(log.all == ["0:true", "1:true", "2:true", "3:false", "4:true", "5:false", "6:false"])
         #expect(lanes.activeCount == 0)
+    }
+
+    /// A goal queued behind clock ticks, ticks behind it: the ticks before it are superseded,
+    /// the goal (an alert at priority 10) is not, and neither is a priority-10 update without an
+    /// alert, nor an alert at priority 5.
+    @Test func anUpdateAPersonWouldNoticeIsNeverSuperseded() async {
+        let lanes = ActivityLanes()
+        let log = Log()
+        let fan = PushTarget.device(token: "aa", kind: .update)
+        let jobs = [
+            makeJob(target: fan, activityID: "g-1", priority: .low, sequence: 1),
+            makeJob(target: fan, activityID: "g-1", priority: .high, sequence: 2, alerts: true),
+            makeJob(target: fan, activityID: "g-1", priority: .low, sequence: 3),
+            makeJob(target: fan, activityID: "g-1", priority: .high, sequence: 4),
+            makeJob(target: fan, activityID: "g-1", priority: .low, sequence: 5, alerts: true),
+            makeJob(target: fan, activityID: "g-1", priority: .low, sequence: 6),
+        ]
+        let tickets = jobs.map { job in
+            let ticket = lanes.enter(activity: "g-1")
+            lanes.note(ticket, job: job)
+            return ticket
+        }
+        for (index, ticket) in tickets.enumerated() {
+            await lanes.run(ticket) { superseded in log.append("\(index):\(superseded)") }
+        }
+        #expect(log.all == ["0:true", "1:false", "2:true", "3:false", "4:false", "5:false"])
     }
 }

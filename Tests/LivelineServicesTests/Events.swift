@@ -24,6 +24,24 @@ enum Events {
         )
     )
 
+    /// A generic domain whose every update goes at priority 10, on a budget small enough to
+    /// pass in a test: two an hour, a hard cap at four.
+    static let alarm = DomainConfiguration(
+        name: "alarm", kind: .generic, attributesType: "AlarmAttributes", bundleId: TranslatorHarness.bundleId,
+        policy: DomainPolicy(
+            staleAfterSeconds: 1_800, routinePriority: .high,
+            statuses: ["ringing": StatusPolicy(priority: .high)],
+            budget: BudgetPolicy(priority10PerHour: 2, priority10PerHourFrequent: 2, hardCapPerHour: 4, hardCapPerHourFrequent: 4)
+        )
+    )
+
+    static func alarm(_ activity: String, ring: Int, at time: Date) -> LivelineEvent {
+        .generic(
+            domain: "alarm", activityId: activity, userId: "u-9", status: "ringing",
+            contentState: .object(["status": .string("ringing"), "ring": .integer(Int64(ring))]),
+            id: "\(activity)-\(ring)", time: time)
+    }
+
     static func flight(_ activity: String, _ status: String, gate: String, at seconds: Double) -> LivelineEvent {
         .generic(
             domain: "flight", activityId: activity, userId: "u-9", status: status,

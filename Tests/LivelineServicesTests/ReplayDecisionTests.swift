@@ -6,6 +6,7 @@ import LivelineMessaging
 import LivelineStore
 import LivelineStoreTestSupport
 import LivelineTestSupport
+import MetricsTestKit
 import Testing
 @testable import LivelineServices
 
@@ -39,7 +40,7 @@ struct ReplayDecisionTests {
     }
 
     @Test func eachSkipRuleForJobs() {
-        let update = makeJob(target: .device(token: Self.token, kind: .update), activityID: "r-1")
+        let update = makeJob(target: .device(token: Self.token, kind: .update), activityID: "r-1", priority: .low)
         let applied = Date(millisecondsSince1970: update.sequence)
         #expect(Self.skipReason(Self.decide(update, nil)) == .activityUnknown)
         #expect(Self.skipReason(Self.decide(update, Self.activity(lastEvent: applied, ended: Self.now))) == .ended)
@@ -81,6 +82,60 @@ struct ReplayDecisionTests {
         let decision = Self.decide(start, Self.activity(lastEvent: later, state: #"{"status":"newest"}"#), tokens: [])
         guard case .sendJob(let sent, _) = decision else { Issue.record("not sent: \(decision)"); return }
         #expect(try JSONValue.parse(sent.payload)["aps"]?["content-state"] == .object(["status": .string("newest")]))
+    }
+
+    /// A goal dead-lettered, then overtaken by newer events: replayed, it is not coalesced
+    /// away, but goes with its alert, the current state, and a timestamp newer than the last push.
+    @Test func anAlertOvertakenByNewerEventsGoesWithTheCurrentState() throws {
+        let stamp = Int64(Self.now.timeIntervalSince1970) - 600
+        let payload = Data(#"{"aps":{"timestamp":\#(stamp),"event":"update","content-state":{"home":1},"alert":{"title":"Goal","body":"1-0"}}}"#.utf8)
+        let goal = makeJob(
+            target: .device(token: Self.token, kind: .update), activityID: "r-1", priority: .high, payload: payload,
+            sequence: stamp * 1000, alerts: true)
+        let newer = Self.activity(lastEvent: Date(millisecondsSince1970: (stamp + 60) * 1000), lastPush: stamp + 60, state: #"{"home":2}"#)
+        guard case .sendJob(let sent, let note) = Self.decide(goal, newer) else { Issue.record("coalesced away"); return }
+        let aps = try #require(try JSONValue.parse(sent.payload)["aps"]?.objectValue)
+        #expect(aps["content-state"] == .object(["home": .integer(2)]))
+        #expect(aps["alert"] != nil)
+        let timestamp = try #require(aps["timestamp"].flatMap { if case .integer(let value) = $0 { value } else { nil } })
+        #expect(timestamp > stamp + 60, "ActivityKit shows only a push newer than the last")
+        #expect(note.contains("current state"))
+        // The same update without an alert, at priority 5, is skipped as superseded.
+        var silent = goal
+        silent.priority = .low
+        silent.alerts = false
+        #expect(Self.skipReason(Self.decide(silent, newer)) == .superseded)
+    }
+
+    /// The goal replayed with a raised timestamp, then the newest update's own letter in the
+    /// same replay: that one is stamped after the goal, so ActivityKit shows both in order.
+    @Test func aLaterLetterOfTheSameActivityIsStampedAfterTheReplaysEarlierPush() throws {
+        let stamp = Int64(Self.now.timeIntervalSince1970) - 600
+        func update(_ seconds: Int64, home: Int, alert: Bool) -> PushJob {
+            let alertJSON = alert ? #","alert":{"title":"Goal","body":"x"}"# : ""
+            let payload = Data(#"{"aps":{"timestamp":\#(stamp + seconds),"event":"update","content-state":{"home":\#(home)}\#(alertJSON)}}"#.utf8)
+            return makeJob(
+                target: .device(token: Self.token, kind: .update), activityID: "r-1", priority: alert ? .high : .low,
+                payload: payload, sequence: (stamp + seconds) * 1000, alerts: alert)
+        }
+        func timestamp(_ decision: ReplayDecision) throws -> Int64 {
+            guard case .sendJob(let job, _) = decision else { throw ReplayError("not sent") }
+            let aps = try #require(try JSONValue.parse(job.payload)["aps"]?.objectValue)
+            return try #require(aps["timestamp"].flatMap { if case .integer(let value) = $0 { value } else { nil } })
+        }
+        let current = Self.activity(lastEvent: Date(millisecondsSince1970: (stamp + 60) * 1000), lastPush: stamp + 60, state: #"{"home":2}"#)
+        var sent: [String: Int64] = [:]
+        let goal = Self.decide(update(0, home: 1, alert: true), current).stamped(after: &sent)
+        let newest = Self.decide(update(60, home: 2, alert: false), current).stamped(after: &sent)
+        let goalStamp = try timestamp(goal), newestStamp = try timestamp(newest)
+        #expect(goalStamp > stamp + 60)
+        #expect(newestStamp == goalStamp + 1, "after the goal's replay, not at its own older second")
+        guard case .sendJob(_, let note) = newest else { return }
+        #expect(note.contains("after this replay's earlier push"))
+        // A letter of another activity is left as it was.
+        var other = update(60, home: 2, alert: false)
+        other.activityId = "r-2"
+        #expect(try timestamp(Self.decide(other, current).stamped(after: &sent)) == stamp + 60)
     }
 
     @Test func eventsGoBackToTheTranslatorOverBudgetOnesAtPriority5() {
@@ -150,15 +205,25 @@ struct ReplayDecisionTests {
     }
 }
 
-@Suite("Trace retention")
-struct TracePrunerTests {
-    @Test func prunesLinesPastTheRetentionAndKeepsTheRest() async throws {
+@Suite("Retention")
+struct RetentionPrunerTests {
+    /// Batch after batch until nothing is left past its retention, counted per kind in the
+    /// metrics; what is within it stays.
+    @Test func prunesPastTheRetentionInBatchesAndKeepsTheRest() async throws {
         try await SQLiteTestDatabase.withStore { store in
-            let old = TraceEntry(activityID: "r-1", at: Date().addingTimeInterval(-8 * 86_400), kind: .apnsOutcome, detail: "old")
-            let recent = TraceEntry(activityID: "r-1", at: Date().addingTimeInterval(-6 * 86_400), kind: .apnsOutcome, detail: "recent")
-            try await store.appendTrace([old, recent])
-            await TracePruner(store: store, retention: .seconds(7 * 86_400), logger: Broker.logger).prune()
+            let now = Date()
+            var entries = (0..<5).map {
+                TraceEntry(activityID: "r-1", at: now.addingTimeInterval(-8 * 86_400 + Double($0)), kind: .apnsOutcome, detail: "old")
+            }
+            entries.append(TraceEntry(activityID: "r-1", at: now.addingTimeInterval(-6 * 86_400), kind: .apnsOutcome, detail: "recent"))
+            try await store.appendTrace(entries)
+            let metrics = TestMetrics()
+            let pruner = RetentionPruner(
+                store: store, settings: .init(batchSize: 2, pause: .milliseconds(1)), logger: Broker.logger, metricsFactory: metrics)
+            #expect(await pruner.prune(now: now).traceLines == 5)
             #expect(try await store.traceLines(activityID: "r-1", after: 0, limit: 10).map(\.entry.detail) == ["recent"])
+            #expect(metrics.total("liveline_store_pruned_total", [("kind", "trace-lines")]) == 5)
+            #expect(await pruner.prune(now: now).total == 0)
         }
     }
 }

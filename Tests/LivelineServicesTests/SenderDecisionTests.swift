@@ -1,4 +1,5 @@
 import Foundation
+import LivelineAMQP
 import LivelineAPNs
 import LivelineCore
 import LivelineMessaging
@@ -47,24 +48,34 @@ import Testing
     @Test func staleUpdatesAreDroppedButEndsNever() {
         let now: Int64 = 1_700_000_000_000
         var job = makeJob(target: .device(token: "ab", kind: .update), expiration: now / 1000 - 1, sequence: now - 5_000)
-        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: nil) == .expired)
+        #expect(SendGate.decide(job, nowMilliseconds: now, returning: false, lastAppliedMilliseconds: nil) == .expired)
         job.event = .end
-        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 3, lastAppliedMilliseconds: now) == .send)
+        #expect(SendGate.decide(job, nowMilliseconds: now, returning: true, lastAppliedMilliseconds: now) == .send)
         job.event = .update
         // 0 on a broadcast is "deliver now, never store", not a date in 1970.
         job.expiration = 0
-        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: nil) == .send)
+        #expect(SendGate.decide(job, nowMilliseconds: now, returning: false, lastAppliedMilliseconds: nil) == .send)
         job.expiration = now / 1000 + 60
-        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: now) == .send)
-        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 1, lastAppliedMilliseconds: now) == .superseded)
-        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 1, lastAppliedMilliseconds: now - 5_000) == .send)
+        #expect(SendGate.decide(job, nowMilliseconds: now, returning: false, lastAppliedMilliseconds: now) == .send)
+        #expect(SendGate.decide(job, nowMilliseconds: now, returning: true, lastAppliedMilliseconds: now) == .superseded)
+        #expect(SendGate.decide(job, nowMilliseconds: now, returning: true, lastAppliedMilliseconds: now - 5_000) == .send)
         // A newer update for the target queued behind it: superseded on a first send too,
         // but an end never.
-        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: nil, newerJobQueued: true)
+        #expect(SendGate.decide(job, nowMilliseconds: now, returning: false, lastAppliedMilliseconds: nil, newerJobQueued: true)
             == .superseded)
         job.event = .end
-        #expect(SendGate.decide(job, nowMilliseconds: now, attempt: 0, lastAppliedMilliseconds: nil, newerJobQueued: true)
+        #expect(SendGate.decide(job, nowMilliseconds: now, returning: false, lastAppliedMilliseconds: nil, newerJobQueued: true)
             == .send)
+    }
+
+    /// A job deferred while its device backed off keeps its attempt count, yet comes back
+    /// from a tier after newer jobs may have been sent: it is checked as a retry is.
+    @Test func aDeferredJobReturnsLikeARetry() {
+        let at = EventTime(Date())
+        #expect(!PushJobHandler.Attempt(count: 0, firstAt: at, now: at).returning)
+        #expect(PushJobHandler.Attempt(count: 2, firstAt: at, now: at).returning)
+        let deaths: AMQPFieldValue = .array([.table(["queue": "liveline.retry.5s", "count": 1])])
+        #expect(PushJobHandler.Attempt(count: 0, firstAt: at, now: at, deaths: deaths).returning)
     }
 
     @Test func throttleBackoffDoublesPerTokenAndClearsOnDelivery() {

@@ -115,6 +115,30 @@ import Testing
         }
     }
 
+    /// A bundle is acked once every job in it has its outcome, not when its first is sent:
+    /// with a prefetch of one, the broker holds the next bundle back until that ack, so the
+    /// next bundle's job reaches APNs only after the first bundle's slow job. Each job is an
+    /// activity of its own, so no lane orders them.
+    @Test func aBundleIsAckedOnlyOnceEveryJobInItHasItsOutcome() async throws {
+        try await withSender(settings: { $0.prefetch = 1 }) { harness in
+            let tokens = (0..<3).map { _ in randomDeviceToken() }
+            harness.simulator.injectFault(.latency(milliseconds: 1_500), forDevice: tokens[1], times: 1)
+            let jobs = tokens.map { makeJob(target: .device(token: $0, kind: .update)) }
+            for (index, bundle) in [Array(jobs[0...1]), [jobs[2]]].enumerated() {
+                try await harness.connection.publish(AMQPMessage(
+                    exchange: harness.topology.pushExchange, routingKey: harness.topology.sendRoutingKey(shard: 0),
+                    body: PushJobBundle.encode(bundle),
+                    properties: AMQPProperties(contentType: PushJobBundle.contentType, messageID: "bundle-\(index)")))
+            }
+            try await eventually("every job delivered") {
+                tokens.allSatisfy { harness.simulator.deliveries(toDevice: $0).count == 1 }
+            }
+            let fast = try #require(harness.simulator.deliveries(toDevice: tokens[0]).first?.receivedAt)
+            let next = try #require(harness.simulator.deliveries(toDevice: tokens[2]).first?.receivedAt)
+            #expect(next.timeIntervalSince(fast) >= 1.4, "the second bundle came before the first's slow job was answered")
+        }
+    }
+
     @Test(arguments: StoreKind.underTest)
     func opensTheActivitysChannelOnFirstUseBroadcastsAndDeletesItAfterTheEnd(store: StoreKind) async throws {
         try await withSender(store: store) { harness in
@@ -149,7 +173,9 @@ import Testing
     }
 
     /// The sweeper deletes the channels nobody will hear again (ended past the grace, started
-    /// past 8 h + 4 h, or never stored and old) and APNs' orphans, and never a live game's.
+    /// past 8 h + 4 h, never started and idle a week, or never stored and old) and this
+    /// deployment's orphans at APNs, and never a live game's, a game scheduled a day ahead,
+    /// or a channel another deployment created.
     @Test(arguments: StoreKind.underTest)
     func theSweeperRemovesDeadAndOrphanChannelsButNeverALiveGames(store: StoreKind) async throws {
         try await withSender(store: store) { harness in
@@ -157,43 +183,91 @@ import Testing
             let keeper = ChannelKeeper(store: harness.store, logger: SenderBroker.logger)
             let now = Date()
             let run = UUID().uuidString.prefix(6)
-            // (key, started this long ago, ended this long ago)
-            let games: [(String, TimeInterval?, TimeInterval?)] = [
-                ("live-\(run)", 3_600, nil), ("just-ended-\(run)", 3_600, 600), ("ended-\(run)", 4 * 3_600, 2 * 3_600),
-                ("forgotten-\(run)", 13 * 3_600, nil), ("never-stored-\(run)", nil, nil),
+            let hour: TimeInterval = 3_600
+            // (key, first event this long ago, started this long ago, ended this long ago)
+            let games: [(String, TimeInterval?, TimeInterval?, TimeInterval?)] = [
+                ("live", hour, hour, nil), ("just-ended", hour, hour, 600), ("ended", 4 * hour, 4 * hour, 2 * hour),
+                ("forgotten", 13 * hour, 13 * hour, nil), ("never-stored", nil, nil, nil),
+                ("scheduled", 24 * hour, nil, nil), ("abandoned", 8 * 24 * hour, nil, nil),
             ]
             var channels: [String: String] = [:]
-            for (key, startedAgo, endedAgo) in games {
-                let created = now.addingTimeInterval(-(startedAgo ?? 13 * 3_600))
-                channels[key] = try await keeper.openChannel(domain: "score", key: key, client: client, now: created).channelID
-                guard let startedAgo else { continue }
+            for (name, firstAgo, startedAgo, endedAgo) in games {
+                let key = "\(name)-\(run)"
+                let created = now.addingTimeInterval(-(firstAgo ?? 13 * hour))
+                channels[name] = try await keeper.openChannel(domain: "score", key: key, client: client, now: created).channelID
+                guard let firstAgo else { continue }
                 _ = try await harness.store.applyChanges([ActivityChange(
                     activityID: key, domain: "score", attributesType: "ScoreAttributes", userID: "", contentState: "{}",
-                    eventTime: now.addingTimeInterval(-startedAgo))])
+                    eventTime: now.addingTimeInterval(-firstAgo), startedAt: startedAgo.map { now.addingTimeInterval(-$0) })])
                 if let endedAgo {
                     _ = try await harness.store.applyChanges([ActivityChange(
                         activityID: key, domain: "score", attributesType: "ScoreAttributes", userID: "", contentState: "{}",
                         eventTime: now.addingTimeInterval(-endedAgo), end: .init(at: now.addingTimeInterval(-endedAgo), reason: "final"))])
                 }
             }
+            // Created by a worker of this deployment that stopped before storing it, and by
+            // another deployment on the same app and environment.
             let orphan = try await client.createChannel()
+            try await harness.store.recordCreatedChannel(orphan, at: now)
+            let foreign = try await client.createChannel()
             let sweeper = ChannelSweeper(
                 store: harness.store, clients: APNsClientDirectory([client]), bundles: ["score": client.bundleID],
                 settings: .init(orphanGrace: .milliseconds(10)), logger: SenderBroker.logger)
 
-            #expect(try await sweeper.sweep(now: now) == 3)
+            #expect(try await sweeper.sweep(now: now) == 4)
             let atAPNs = Set(harness.simulator.channelIDs(bundleID: client.bundleID))
-            for (key, expected) in [("live", true), ("just-ended", true), ("ended", false), ("forgotten", false), ("never-stored", false)] {
-                let id = try #require(channels["\(key)-\(run)"])
-                #expect(atAPNs.contains(id) == expected, "\(key) at APNs")
-                #expect((try await harness.store.channel(domain: "score", key: "\(key)-\(run)")?.deletedAt == nil) == expected, "\(key) in the store")
+            let kept = ["live": true, "just-ended": true, "ended": false, "forgotten": false, "never-stored": false,
+                        "scheduled": true, "abandoned": false]
+            for (name, expected) in kept {
+                let id = try #require(channels[name])
+                #expect(atAPNs.contains(id) == expected, "\(name) at APNs")
+                #expect((try await harness.store.channel(domain: "score", key: "\(name)-\(run)")?.deletedAt == nil) == expected, "\(name) in the store")
             }
             #expect(try await sweeper.sweep(now: now) == 0, "a second sweep finds nothing")
 
-            #expect(await sweeper.deleteOrphans() >= 1)
+            #expect(await sweeper.deleteOrphans() == 1)
             let left = Set(harness.simulator.channelIDs(bundleID: client.bundleID))
             #expect(!left.contains(orphan))
-            #expect(left.contains(try #require(channels["live-\(run)"])), "a live game's channel stays")
+            #expect(left.contains(foreign), "another deployment's channel stays")
+            #expect(left.contains(try #require(channels["live"])), "a live game's channel stays")
+            #expect(try await harness.store.createdChannelIDs() == [channels["live"]!, channels["just-ended"]!, channels["scheduled"]!])
+        }
+    }
+
+    /// Two deployments (two stores) on one app and APNs environment, such as staging and
+    /// development: each sweeps at start and on its schedule, and neither loses a live
+    /// channel; each deletes only its own orphan.
+    @Test(arguments: StoreKind.underTest)
+    func twoDeploymentsOnOneAppNeverSweepEachOthersChannels(store: StoreKind) async throws {
+        try await withSender(store: store) { harness in
+            try await StoreKind.sqlite.withStore { other in
+                let client = harness.client()
+                let now = Date()
+                var live: [String] = [], orphans: [String] = []
+                for (name, deployment) in [("staging", harness.store), ("development", other)] {
+                    let keeper = ChannelKeeper(store: deployment, logger: SenderBroker.logger)
+                    let key = "\(name)-\(UUID().uuidString.prefix(6))"
+                    live.append(try await keeper.openChannel(domain: "score", key: key, client: client, now: now).channelID)
+                    _ = try await deployment.applyChanges([ActivityChange(
+                        activityID: key, domain: "score", attributesType: "ScoreAttributes", userID: "", contentState: "{}",
+                        eventTime: now.addingTimeInterval(-600), startedAt: now.addingTimeInterval(-600))])
+                    let orphan = try await client.createChannel()
+                    try await deployment.recordCreatedChannel(orphan, at: now)
+                    orphans.append(orphan)
+                }
+                var deleted = 0
+                for deployment in [harness.store, other] {
+                    let sweeper = ChannelSweeper(
+                        store: deployment, clients: APNsClientDirectory([client]), bundles: ["score": client.bundleID],
+                        settings: .init(orphanGrace: .milliseconds(10)), logger: SenderBroker.logger)
+                    deleted += await sweeper.deleteOrphans()
+                    deleted += try await sweeper.sweep(now: now)
+                }
+                #expect(deleted == 2, "each deployment's own orphan, nothing else")
+                let atAPNs = Set(harness.simulator.channelIDs(bundleID: client.bundleID))
+                #expect(atAPNs.isSuperset(of: live), "both deployments' live games keep their channels")
+                #expect(atAPNs.isDisjoint(with: orphans))
+            }
         }
     }
 

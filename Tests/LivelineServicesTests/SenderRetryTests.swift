@@ -167,7 +167,7 @@ import Testing
             let start = EventTime(Date()).millisecondsSince1970
             let activity = "r-backlog-\(UUID().uuidString.prefix(6))"
             let jobs = (0..<50).map { index in
-                makeJob(target: .device(token: token, kind: .update), activityID: activity, sequence: start + Int64(index))
+                makeJob(target: .device(token: token, kind: .update), activityID: activity, priority: .low, sequence: start + Int64(index))
             }
             try await harness.publish(jobs)
             let newest = jobs[49].apnsId.uuidString.lowercased()
@@ -185,6 +185,36 @@ import Testing
                     == Int(dropped())
             }
             #expect(try await harness.messageCount(harness.topology.deadQueue) == 0)
+        }
+    }
+
+    /// A goal queued behind clock ticks, with ticks behind it: the fan gets the goal once, at
+    /// priority 10 with its alert, and ends on the newest tick; the ticks around it are
+    /// coalesced.
+    @Test func aGoalQueuedAmidTicksReachesTheFanOnceAtPriority10() async throws {
+        try await withSender { harness in
+            let token = randomDeviceToken()
+            harness.simulator.injectFault(.latency(milliseconds: 2_000), forDevice: token, times: 1)
+            let start = EventTime(Date()).millisecondsSince1970
+            let activity = "g-goal-\(UUID().uuidString.prefix(6))"
+            let jobs = (0..<30).map { index in
+                let goal = index == 15
+                return makeJob(
+                    target: .device(token: token, kind: .update), activityID: activity, priority: goal ? .high : .low,
+                    sequence: start + Int64(index), alerts: goal)
+            }
+            try await harness.publish(jobs)
+            let goal = jobs[15].apnsId.uuidString.lowercased(), newest = jobs[29].apnsId.uuidString.lowercased()
+            func dropped() -> Int64 { harness.metrics.total("liveline_sender_dropped_total", [("reason", "superseded")]) }
+            try await eventually("every job sent or dropped, the newest delivered") {
+                let delivered = harness.simulator.deliveries(toDevice: token)
+                return delivered.last?.apnsID.lowercased() == newest && Int64(delivered.count) + dropped() == 30
+            }
+            let delivered = harness.simulator.deliveries(toDevice: token)
+            let goals = delivered.filter { $0.apnsID.lowercased() == goal }
+            #expect(goals.count == 1, "the goal once: \(delivered.count) pushes")
+            #expect(goals.first?.priority == 10)
+            #expect(delivered.count <= 6, "the ticks around it coalesced: \(delivered.count) pushes")
         }
     }
 
@@ -221,10 +251,13 @@ import Testing
                     contentState: "{}", eventTime: older.eventTime.date.addingTimeInterval(5)
                 )
             ])
-            // As if it came back from a retry tier.
+            // As if it came back from a retry tier, and as if a translator whose connection was
+            // lost unconfirmed published it again after another translator moved on.
             try await harness.publish([older], headers: [SenderHeaders.attempt: .int(1)])
-            try await eventually("dropped as superseded") {
-                try await harness.store.trace(activityID: activity, limit: 10).contains { $0.detail.contains("superseded") }
+            let resent = makeJob(target: .device(token: token, kind: .update), activityID: activity)
+            try await harness.publish([resent], headers: [AMQPMessage.resentHeader: .bool(true)])
+            try await eventually("both dropped as superseded") {
+                try await harness.store.trace(activityID: activity, limit: 10).count { $0.detail.contains("superseded") } == 2
             }
             #expect(harness.simulator.deliveries(toDevice: token).isEmpty)
             // A first send is not checked: the translator made it as new as it gets.

@@ -65,7 +65,8 @@ func makeJob(
     expiration: Int64? = Int64(Date().timeIntervalSince1970) + 900,
     payload: Data = ridePayload(),
     sequence: Int64? = nil,
-    isTerminal: Bool = false
+    isTerminal: Bool = false,
+    alerts: Bool = false
 ) -> PushJob {
     let eventTime = EventTime(Date())
     let eventID = UUID().uuidString
@@ -74,7 +75,7 @@ func makeJob(
         jobId: jobID, apnsId: JobIdentity.apnsId(jobId: jobID), activityId: activityID, domain: "ride",
         eventId: eventID, eventTime: eventTime, userId: "u-1", attributesType: "RideAttributes", target: target,
         bundleId: bundleID, priority: priority, expiration: expiration, event: event, payload: payload,
-        isTerminal: isTerminal, sequence: sequence ?? eventTime.millisecondsSince1970
+        isTerminal: isTerminal, sequence: sequence ?? eventTime.millisecondsSince1970, alerts: alerts
     )
 }
 

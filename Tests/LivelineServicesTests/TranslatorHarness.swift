@@ -20,10 +20,13 @@ struct TranslatorHarness {
     static let translator: Translator = {
         var configuration = TranslatorConfiguration.standard(bundleId: bundleId)
         configuration.domains.append(Events.flight)
+        configuration.domains.append(Events.alarm)
         return Translator(configuration: configuration)
     }()
 
     let topology: LivelineTopology
+    /// Whether it made the topology (and so deletes it at the end), or was handed a sender's.
+    private let ownsTopology: Bool
     let store: any ActivityStore
     let control: AMQPConnection
     let publisher: EventPublisher
@@ -50,16 +53,17 @@ struct TranslatorHarness {
         }
     }
 
-    /// The same, on a store the test made.
+    /// The same, on a store the test made; with `topology`, on that one (a sender's, so the
+    /// jobs go on to it).
     static func run<T: Sendable>(
-        on store: any ActivityStore, name: String = #function, settings: TranslatorSettings = TranslatorSettings(),
-        channels: APNsClientDirectory? = nil,
+        on store: any ActivityStore, name: String = #function, topology: LivelineTopology? = nil,
+        settings: TranslatorSettings = TranslatorSettings(), channels: APNsClientDirectory? = nil,
         _ body: (TranslatorHarness, ServiceGroup) async throws -> T,
         afterShutdown: (TranslatorHarness) async throws -> Void = { _ in }
     ) async throws -> T {
         // Shares the broker with other tests, but never while one restarts or freezes it.
         try await withBroker {
-            let harness = try await TranslatorHarness(name: name, store: store)
+            let harness = try await TranslatorHarness(name: name, store: store, topology: topology)
             return try await harness.run(settings: settings, channels: channels, body, afterShutdown: afterShutdown)
         }
     }
@@ -98,9 +102,10 @@ struct TranslatorHarness {
         }
     }
 
-    private init(name: String, store: any ActivityStore) async throws {
+    private init(name: String, store: any ActivityStore, topology: LivelineTopology?) async throws {
         self.store = store
-        let topology = LivelineTopology(prefix: Broker.unique(String(name.prefix(while: { $0 != "(" }))), retryTiers: [])
+        ownsTopology = topology == nil
+        let topology = topology ?? LivelineTopology(prefix: Broker.unique(String(name.prefix(while: { $0 != "(" }))), retryTiers: [])
         self.topology = topology
 
 
@@ -120,8 +125,10 @@ struct TranslatorHarness {
         await closeServiceConnections()
         // Every queue and exchange the topology declares: each quorum queue left behind keeps
         // files open on the broker.
-        for queue in topology.amqp.queues { try? await control.delete(queue: queue.name) }
-        for exchange in topology.amqp.exchanges { try? await control.delete(exchange: exchange.name) }
+        if ownsTopology {
+            for queue in topology.amqp.queues { try? await control.delete(queue: queue.name) }
+            for exchange in topology.amqp.exchanges { try? await control.delete(exchange: exchange.name) }
+        }
         await control.close()
     }
 

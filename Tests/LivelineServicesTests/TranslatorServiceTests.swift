@@ -179,7 +179,7 @@ struct TranslatorServiceTests {
     }
 
     @Test(arguments: StoreKind.underTest)
-    func pushToStartSendsAStartAndMarksTheTokenUsed(store: StoreKind) async throws {
+    func pushToStartSendsAStartAndTheTokenServesTheNextActivityToo(store: StoreKind) async throws {
         try await withBroker {
             try await TranslatorHarness.run(store: store) { harness, _ in
                 try await harness.store.registerPushToStartToken(PushToStartToken(
@@ -199,9 +199,52 @@ struct TranslatorServiceTests {
                 #expect(payload["aps"]?["input-push-token"] == .integer(1))
                 #expect(payload["aps"]?["alert"] != nil)
 
-                let snapshots = try await harness.store.loadSnapshots([
-                    SnapshotRequest(activityID: "r-6", userID: "u-7", attributesType: "RideAttributes")])
-                #expect(snapshots["r-6"]?.pushToStartTokens.first?.usedAt != nil)
+                // The same token starts the user's next ride: APNs documents no single use.
+                try await harness.publisher.publish(try Events.ride("r-7", user: "u-7", .driverAssigned, at: 1, attributes: true))
+                let next = try await harness.control.consume(queue: harness.topology.sendQueues[0], prefetch: 10)
+                let second = try #require(try await harness.jobs(1, consumer: next).first?.job)
+                await next.close()
+                #expect(second.activityId == "r-7" && second.event == .start)
+                #expect(second.target == .device(token: Events.startToken, kind: .pushToStart))
+            }
+        }
+    }
+
+    /// Two games kick off at once; one fan follows both teams, another follows both but has
+    /// Live Activities turned off. The first fan's one push-to-start token starts both games;
+    /// the second fan is started into neither.
+    @Test(arguments: StoreKind.underTest)
+    func twoGamesAtOnceReachAFollowerOfBoth(store: StoreKind) async throws {
+        try await withBroker {
+            try await TranslatorHarness.run(store: store) { harness, _ in
+                let fan = String(repeating: "f1", count: 32), off = String(repeating: "0f", count: 32)
+                for (user, token) in [("fan", fan), ("off", off)] {
+                    try await harness.store.registerPushToStartToken(PushToStartToken(
+                        userID: user, attributesType: "ScoreAttributes", token: token, registeredAt: Date()))
+                    for topic in ["team:ars", "team:che"] { _ = try await harness.store.follow(userID: user, topic: topic, at: Date()) }
+                }
+                try await harness.store.setPreferences(UserPreferences(activitiesEnabled: false, frequentPushesEnabled: false), userID: "off")
+                let state = ScoreAttributes.ContentState(homeScore: 0, awayScore: 0, period: "1st half", clock: "0'", status: .live)
+                let games = try [("g-ars", "team:ars"), ("g-che", "team:che")].map { game, topic in
+                    try LivelineEvent.score(
+                        activityId: game, state: state,
+                        attributes: ScoreAttributes(gameId: game, league: "League", homeTeam: .init(name: "Home", abbreviation: "HOM"),
+                                                    awayTeam: .init(name: "Away", abbreviation: "AWY")),
+                        topics: [topic], time: Events.base)
+                }
+                try await harness.publisher.publish(contentsOf: games)
+                try await eventually("both games handled") {
+                    let left = try await harness.control.messageCount(queue: harness.topology.translateQueues[0])
+                    return left == 0 && harness.metrics.total("liveline_translator_jobs_published_total") >= 2
+                }
+                // One message, or two when the games came in two batches.
+                let messages = try await harness.control.messageCount(queue: harness.topology.sendQueues[0])
+                let consumer = try await harness.control.consume(queue: harness.topology.sendQueues[0], prefetch: 10)
+                let jobs = try await harness.jobs(messages, consumer: consumer).map(\.job)
+                await consumer.close()
+                #expect(jobs.count == 2, "one start a game, none for the fan who turned them off: \(jobs.map(\.target))")
+                #expect(Set(jobs.map(\.activityId)) == ["g-ars", "g-che"])
+                #expect(jobs.allSatisfy { $0.event == .start && $0.target == .device(token: fan, kind: .pushToStart) })
             }
         }
     }
@@ -293,6 +336,67 @@ struct TranslatorServiceTests {
                 let trace = try await harness.store.trace(activityID: "b-1", limit: 100)
                 #expect(trace.contains { $0.kind == .dropped && $0.detail.contains("in the next batch") })
                 #expect(Int64(trace.count { $0.kind == .dropped && $0.detail.contains("superseded by") }) == superseded())
+            }
+        }
+    }
+
+    /// A ride's driver arrives, and the trip starts at once after, amid routine updates: the
+    /// arrival (an alert, at priority 10) is never coalesced away, whether the events share a
+    /// batch (50 a batch) or the next batch is parsed while this one is planned (2 a batch).
+    /// The routine updates around it are, and the newest state goes last.
+    @Test(arguments: [50, 2])
+    func anAlertIsNeverCoalescedAway(batchSize: Int) async throws {
+        try await withBroker {
+            let settings = TranslatorSettings(prefetch: 50, maxBatchSize: batchSize, linger: .milliseconds(20))
+            try await TranslatorHarness.run(name: "\(#function)-\(batchSize)", settings: settings) { harness, _ in
+                try await harness.registerUpdateToken(Events.tokenA, activity: "a-1", user: "u-9")
+                var events = try (0..<6).map { try Events.ride("a-1", .driverEnRoute, at: Double($0), id: "a-1-\($0)") }
+                events.append(try Events.ride("a-1", .driverArrived, at: 6))
+                events += try (7..<12).map { try Events.ride("a-1", .inProgress, at: Double($0), id: "a-1-\($0)") }
+                try await harness.publisher.publish(contentsOf: events)
+                try await eventually("all events handled") {
+                    let left = try await harness.control.messageCount(queue: harness.topology.translateQueues[0])
+                    return left == 0 && harness.metrics.total("liveline_translator_events_received_total") == 12
+                }
+                let count = try await harness.control.messageCount(queue: harness.topology.sendQueues[0])
+                let consumer = try await harness.control.consume(queue: harness.topology.sendQueues[0], prefetch: 60)
+                let jobs = try await harness.jobs(count, consumer: consumer).map(\.job)
+                await consumer.close()
+                let arrived = jobs.filter { $0.eventId == events[6].id }
+                #expect(arrived.count == 1, "the arrival was sent once: \(jobs.map(\.eventId))")
+                #expect(arrived.first?.priority == .high && arrived.first?.alerts == true)
+                #expect(jobs.last?.eventId == events[11].id, "the newest state goes last")
+                #expect(jobs.map(\.sequence) == jobs.map(\.sequence).sorted())
+                let superseded = harness.metrics.total("liveline_translator_events_dropped_total", [("reason", "superseded")])
+                #expect(Int64(jobs.count) + superseded == 12, "each event sent or dropped")
+            }
+        }
+    }
+
+    /// An update that wanted priority 10 and went at 5 for its budget is not superseded by the
+    /// next batch: the event after it is over the hard cap and dead-lettered, so dropping it
+    /// would leave the device on an older state. Batches of 4 put ring 4 before ring 5's batch.
+    @Test(arguments: [50, 4, 2])
+    func aDowngradedUpdateIsNotSupersededByALetterAhead(batchSize: Int) async throws {
+        try await withBroker {
+            let settings = TranslatorSettings(prefetch: 50, maxBatchSize: batchSize, linger: .milliseconds(20))
+            try await TranslatorHarness.run(name: "\(#function)-\(batchSize)", settings: settings) { harness, _ in
+                try await harness.registerUpdateToken(Events.tokenA, activity: "al-1", user: "u-9", domain: "alarm")
+                let events = (1...6).map { Events.alarm("al-1", ring: $0, at: Events.base.addingTimeInterval(Double($0))) }
+                try await harness.publisher.publish(contentsOf: events)
+                try await eventually("all events handled") {
+                    let left = try await harness.control.messageCount(queue: harness.topology.translateQueues[0])
+                    return left == 0 && harness.metrics.total("liveline_translator_events_received_total") == 6
+                }
+                let count = try await harness.control.messageCount(queue: harness.topology.sendQueues[0])
+                let consumer = try await harness.control.consume(queue: harness.topology.sendQueues[0], prefetch: 60)
+                let jobs = try await harness.jobs(count, consumer: consumer).map(\.job)
+                await consumer.close()
+                #expect(jobs.map(\.eventId) == (1...4).map { "al-1-\($0)" }, "the newest state sent is ring 4")
+                #expect(jobs.map(\.priority) == [.high, .high, .low, .low])
+                try await eventually("rings 5 and 6 dead-lettered over the cap") {
+                    try await harness.control.messageCount(queue: harness.topology.deadQueue) == 2
+                }
             }
         }
     }

@@ -17,7 +17,9 @@ struct TranslatorStoreFailureTests {
             // A second connection to the same file makes the store's own writes fail, the way
             // a full disk or a broken file would: a trigger aborts every trace insert (each
             // batch's transaction has some) while a row sits in `test_fault`.
-            let fault = try DatabaseQueue(path: path)
+            var waits = Configuration()
+            waits.busyMode = .timeout(10)
+            let fault = try DatabaseQueue(path: path, configuration: waits)
             try await fault.write { db in
                 try db.execute(sql: """
                     CREATE TABLE test_fault (on_since INTEGER);

@@ -32,7 +32,13 @@ struct ChannelAndTraceConformanceTests {
             try await store.appendTrace([TraceEntry(activityID: "r-2", at: Fixtures.time(0), kind: .dropped, detail: "other")])
             #expect(try await store.trace(activityID: "r-1", limit: 100) == entries)
             #expect(try await store.trace(activityID: "r-1", limit: 2) == Array(entries.suffix(2)))
-            #expect(try await store.pruneTrace(olderThan: Fixtures.time(2)) == 3)
+            let far = Fixtures.time(-1_000_000)
+            let cutoffs = RetentionCutoffs(
+                traceBefore: Fixtures.time(2), activitiesBefore: far, pushToStartTokensBefore: far, deadLettersBefore: far,
+                followsBefore: far)
+            #expect(try await store.prune(cutoffs, limit: 2).traceLines == 2, "a batch at a time")
+            #expect(try await store.prune(cutoffs, limit: 2).traceLines == 1)
+            #expect(try await store.prune(cutoffs, limit: 2).total == 0)
             #expect(try await store.trace(activityID: "r-1", limit: 100) == Array(entries.dropFirst(2)))
             #expect(try await store.trace(activityID: "r-2", limit: 100).isEmpty)
         }
@@ -52,6 +58,52 @@ struct ChannelAndTraceConformanceTests {
             for activity in 0..<3 {
                 #expect(try await store.trace(activityID: "r-\(activity)", limit: 1_000) == entries.filter { $0.activityID == "r-\(activity)" })
             }
+        }
+    }
+
+    /// A game's trace with 100,000 lines, as one with that many fans has: the tail is its
+    /// newest lines, oldest first, with the count of every matching line, and the filters by
+    /// kind and by a device's token prefix pick before the tail is cut.
+    @Test(arguments: StoreKind.underTest)
+    func theTailOfAHundredThousandLinesIsTheNewestWithTheCountLeftOut(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            let count = 100_000
+            let kinds: [TraceEntry.Kind] = [.pushDecided, .apnsOutcome, .apnsOutcome, .retried]
+            // Lines share milliseconds in fours, so the order within one millisecond is the sequence's.
+            let entries = (0..<count).map { index in
+                TraceEntry(
+                    activityID: "g-1", at: Fixtures.time(Double(index / 4) / 1000), kind: kinds[index % kinds.count],
+                    detail: "line \(index) to update token \(index % 1000 == 7 ? "80a1b2c3" : "5f9e04aa")…")
+            }
+            for start in stride(from: 0, to: count, by: 10_000) {
+                try await store.appendTrace(Array(entries[start..<min(count, start + 10_000)]))
+            }
+            try await store.appendTrace([TraceEntry(activityID: "g-2", at: Fixtures.time(500), kind: .apnsOutcome, detail: "other")])
+
+            let tail = try await store.traceTail(activityID: "g-1", matching: TraceFilter(), limit: 1_000)
+            #expect(tail.matching == count)
+            #expect(tail.leftOut == count - 1_000)
+            #expect(tail.lines.map(\.entry) == Array(entries.suffix(1_000)))
+            #expect(zip(tail.lines, tail.lines.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
+
+            let apns = try await store.traceTail(activityID: "g-1", matching: TraceFilter(kinds: [.apnsOutcome]), limit: 10)
+            #expect(apns.matching == count / 2)
+            #expect(apns.lines.map(\.entry) == Array(entries.filter { $0.kind == .apnsOutcome }.suffix(10)))
+
+            let device = try await store.traceTail(
+                activityID: "g-1", matching: TraceFilter(kinds: [.pushDecided, .retried], detailContains: "token 80a1b2c3"), limit: 5)
+            let expected = entries.filter { [.pushDecided, .retried].contains($0.kind) && $0.detail.contains("token 80a1b2c3") }
+            #expect(device.matching == expected.count && device.leftOut == expected.count - 5)
+            #expect(device.lines.map(\.entry) == Array(expected.suffix(5)))
+
+            // Nothing matches: no lines, nothing left out. A tail longer than the trace is all of it.
+            let none = try await store.traceTail(activityID: "g-1", matching: TraceFilter(detailContains: "token 0000"), limit: 10)
+            #expect(none.lines.isEmpty && none.matching == 0 && none.leftOut == 0)
+            let other = try await store.traceTail(activityID: "g-2", matching: TraceFilter(), limit: 10)
+            #expect(other.lines.map(\.entry.detail) == ["other"] && other.leftOut == 0)
+            // Text is matched as written: % and _ are not wildcards, and case counts.
+            #expect(try await store.traceTail(activityID: "g-1", matching: TraceFilter(detailContains: "line 1_"), limit: 1).matching == 0)
+            #expect(try await store.traceTail(activityID: "g-1", matching: TraceFilter(detailContains: "LINE 1"), limit: 1).matching == 0)
         }
     }
 }

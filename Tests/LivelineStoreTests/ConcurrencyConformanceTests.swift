@@ -70,22 +70,4 @@ struct ConcurrencyConformanceTests {
             }
         }
     }
-
-    @Test(arguments: StoreKind.underTest)
-    func concurrentTokenUseMarksOnce(kind: StoreKind) async throws {
-        try await kind.withStore { (store: any ActivityStore) async throws in
-            try await store.registerPushToStartToken(
-                PushToStartToken(userID: "u-1", attributesType: "T", token: Fixtures.token(1), registeredAt: Fixtures.time(0)))
-            let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
-                for attempt in 0..<8 {
-                    group.addTask {
-                        try await store.markPushToStartTokensUsed(
-                            [Fixtures.token(1)], attributesType: "T", at: Fixtures.time(Double(attempt))) == [Fixtures.token(1)]
-                    }
-                }
-                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
-            }
-            #expect(winners == 1)
-        }
-    }
 }

@@ -12,12 +12,12 @@ enum Fixtures {
 
     static func change(
         _ id: String, at seconds: Double, user: String = "u-1", state: String? = nil, end: String? = nil,
-        attributes: String? = #"{"rideId":"r"}"#
+        attributes: String? = #"{"rideId":"r"}"#, started: Double? = nil
     ) -> ActivityChange {
         ActivityChange(
             activityID: id, domain: "ride", attributesType: "RideAttributes", userID: user, attributes: attributes,
             contentState: state ?? #"{"status":"at-\#(seconds)"}"#, eventTime: time(seconds),
-            end: end.map { ActivityChange.End(at: time(seconds), reason: $0) })
+            end: end.map { ActivityChange.End(at: time(seconds), reason: $0) }, startedAt: started.map(time))
     }
 
     static func token(_ seed: Int) -> String {

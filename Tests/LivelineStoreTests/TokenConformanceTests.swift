@@ -16,8 +16,11 @@ struct TokenConformanceTests {
             #expect(activity.domain == "ride")
             #expect(activity.contentState == nil)
             #expect(try await store.registerUpdateToken(Fixtures.registration("r-1", user: "u-2")) == .ownedByAnotherUser)
+            // Not started until a push starts it on a device: events before that age nothing.
             #expect(try await store.applyChanges([Fixtures.change("r-1", at: 1)]) == [.applied])
-            #expect(try await store.activity(id: "r-1")?.startedAt == Fixtures.time(1))
+            #expect(try await store.activity(id: "r-1")?.startedAt == nil)
+            #expect(try await store.applyChanges([Fixtures.change("r-1", at: 2, started: 2)]) == [.applied])
+            #expect(try await store.activity(id: "r-1")?.startedAt == Fixtures.time(2))
         }
     }
 
@@ -59,29 +62,29 @@ struct TokenConformanceTests {
     }
 
     @Test(arguments: StoreKind.underTest)
-    func aPushToStartTokenIsUsedOnce(kind: StoreKind) async throws {
+    func aPushToStartTokenServesUntilTheAppReplacesIt(kind: StoreKind) async throws {
         try await kind.withStore { (store: any ActivityStore) async throws in
             let token = PushToStartToken(userID: "u-1", attributesType: "RideAttributes", token: Fixtures.token(1), registeredAt: Fixtures.time(0))
             try await store.registerPushToStartToken(token)
-            #expect(try await store.markPushToStartTokensUsed([Fixtures.token(9)], attributesType: "RideAttributes", at: Fixtures.time(1)).isEmpty)
-            #expect(try await store.markPushToStartTokensUsed([Fixtures.token(1)], attributesType: "OtherAttributes", at: Fixtures.time(1)).isEmpty)
-            #expect(try await store.markPushToStartTokensUsed([Fixtures.token(1)], attributesType: "RideAttributes", at: Fixtures.time(1)) == [Fixtures.token(1)])
-            #expect(try await store.markPushToStartTokensUsed([Fixtures.token(1)], attributesType: "RideAttributes", at: Fixtures.time(2)).isEmpty)
             let request = SnapshotRequest(activityID: "x", userID: "u-1", attributesType: "RideAttributes")
-            let used = try #require(try await store.loadSnapshots([request])["x"]?.pushToStartTokens.first)
-            #expect(used.usedAt == Fixtures.time(1))
-            #expect(!used.isUsable)
-            // The app registering a fresh token makes starts possible again.
+            let other = SnapshotRequest(activityID: "y", userID: "u-1", attributesType: "RideAttributes")
+            // Every activity of the type sees it, as often as it is read.
+            for _ in 0..<2 {
+                let loaded = try await store.loadSnapshots([request, other])
+                #expect(loaded["x"]?.pushToStartTokens.map(\.token) == [Fixtures.token(1)])
+                #expect(loaded["y"]?.pushToStartTokens.map(\.token) == [Fixtures.token(1)])
+            }
+            // The app's new token replaces it.
             try await store.registerPushToStartToken(
                 PushToStartToken(userID: "u-1", attributesType: "RideAttributes", token: Fixtures.token(2), registeredAt: Fixtures.time(3)))
-            #expect(try await store.loadSnapshots([request])["x"]?.pushToStartTokens.map(\.isUsable) == [true])
+            #expect(try await store.loadSnapshots([request])["x"]?.pushToStartTokens.map(\.token) == [Fixtures.token(2)])
             #expect(try await store.removePushToStartTokens(userID: "u-1", attributesType: "RideAttributes", deviceID: nil) == 1)
             #expect(try await store.removePushToStartTokens(userID: "u-1", attributesType: "RideAttributes", deviceID: nil) == 0)
         }
     }
 
-    /// One token per device: each of a user's devices can be started, each token is used
-    /// once, and a device's new token replaces only that device's.
+    /// One token per device: each of a user's devices can be started, and a device's new
+    /// token replaces only that device's.
     @Test(arguments: StoreKind.underTest)
     func eachDeviceHasItsOwnPushToStartToken(kind: StoreKind) async throws {
         try await kind.withStore { (store: any ActivityStore) async throws in
@@ -98,14 +101,10 @@ struct TokenConformanceTests {
             #expect(tokens[0].environment == .sandbox && tokens[0].osVersion == "17.4")
             #expect(tokens[1].environment == .production && tokens[1].osVersion == nil)
 
-            let marked = try await store.markPushToStartTokensUsed(
-                [Fixtures.token(1), Fixtures.token(2), Fixtures.token(3)], attributesType: "T", at: Fixtures.time(1))
-            #expect(marked == [Fixtures.token(1), Fixtures.token(2)])
             try await store.registerPushToStartToken(PushToStartToken(
                 userID: "u-1", attributesType: "T", deviceID: "phone", token: Fixtures.token(4), registeredAt: Fixtures.time(2)))
             tokens = try #require(try await store.loadSnapshots([request])["x"]?.pushToStartTokens)
             #expect(tokens.map(\.token) == [Fixtures.token(2), Fixtures.token(4)])
-            #expect(tokens.map(\.isUsable) == [false, true])
 
             #expect(try await store.removePushToStartTokens(userID: "u-1", attributesType: "T", deviceID: "ipad") == 1)
             #expect(try await store.removePushToStartTokens(userID: "u-1", attributesType: "T", deviceID: "ipad") == 0)
@@ -114,9 +113,10 @@ struct TokenConformanceTests {
     }
 
     /// Follows are per user and topic and idempotent; the audience of a set of topics is
-    /// every unused token of the type on every device of every follower, once per device.
+    /// the token of the type on every device of every follower who has Live Activities on,
+    /// once per device.
     @Test(arguments: StoreKind.underTest)
-    func theAudienceIsEveryUnusedDeviceOfEveryFollower(kind: StoreKind) async throws {
+    func theAudienceIsEveryDeviceOfEveryFollowerWithLiveActivitiesOn(kind: StoreKind) async throws {
         try await kind.withStore { (store: any ActivityStore) async throws in
             #expect(try await store.follow(userID: "u-1", topic: "team:ars", at: Fixtures.time(0)))
             #expect(try await store.follow(userID: "u-1", topic: "team:ars", at: Fixtures.time(1)) == false)
@@ -134,15 +134,20 @@ struct TokenConformanceTests {
             }
             try await store.registerPushToStartToken(PushToStartToken(
                 userID: "u-2", attributesType: "RideAttributes", deviceID: "a", token: Fixtures.token(5), registeredAt: Fixtures.time(0)))
-            _ = try await store.markPushToStartTokensUsed([Fixtures.token(3)], attributesType: "ScoreAttributes", at: Fixtures.time(4))
             try await store.registerPushToStartToken(PushToStartToken(
                 userID: "u-2", attributesType: "ScoreAttributes", deviceID: "b", token: Fixtures.token(6), registeredAt: Fixtures.time(0)))
 
-            // u-1 follows two of the topics and still counts once per device; u-2's used token
-            // and its ride token are left out; u-3 follows none of them.
-            let audience = try await store.audience(topics: ["team:ars", "team:che", "league:epl"], attributesType: "ScoreAttributes")
-            #expect(audience.map { "\($0.userID)/\($0.deviceID)" } == ["u-1/a", "u-1/b", "u-2/b"])
-            #expect(audience.map(\.token) == [Fixtures.token(1), Fixtures.token(2), Fixtures.token(6)])
+            // u-1 follows two of the topics and still counts once per device; u-2's ride token
+            // is left out; u-3 follows none of them.
+            let topics = ["team:ars", "team:che", "league:epl"]
+            let audience = try await store.audience(topics: topics, attributesType: "ScoreAttributes")
+            #expect(audience.map { "\($0.userID)/\($0.deviceID)" } == ["u-1/a", "u-1/b", "u-2/a", "u-2/b"])
+            #expect(audience.map(\.token) == [Fixtures.token(1), Fixtures.token(2), Fixtures.token(3), Fixtures.token(6)])
+            // A follower who turns Live Activities off is left out until turning them on again.
+            try await store.setPreferences(UserPreferences(activitiesEnabled: false, frequentPushesEnabled: false), userID: "u-2")
+            #expect(try await store.audience(topics: topics, attributesType: "ScoreAttributes").map(\.userID) == ["u-1", "u-1"])
+            try await store.setPreferences(UserPreferences(activitiesEnabled: true, frequentPushesEnabled: false), userID: "u-2")
+            #expect(try await store.audience(topics: topics, attributesType: "ScoreAttributes").count == 4)
             #expect(try await store.audience(topics: [], attributesType: "ScoreAttributes").isEmpty)
 
             #expect(try await store.unfollow(userID: "u-1", topic: "team:ars"))

@@ -675,9 +675,11 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         guard socketWritable else { return }
         var budget = 256 * 1024
         let frames = configuration.tls == nil ? framesBuffer(connection) : nil
-        while budget > 0, let (_, pending) = machine.nextPublish() {
+        while budget > 0, let (_, pending, resent) = machine.nextPublish() {
             budget -= pending.message.body.count + 256
-            try connection.publish(pending.message, on: Self.publisherChannel, into: frames)
+            var message = pending.message
+            if resent { message.properties.headers[AMQPMessage.resentHeader] = .bool(true) }
+            try connection.publish(message, on: Self.publisherChannel, into: frames)
         }
         if let frames, !frames.isEmpty {
             try frames.send(to: connection.socket, timeout: sendTimeout)

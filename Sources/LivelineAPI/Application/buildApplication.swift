@@ -16,14 +16,17 @@ import Prometheus
 ///   - registry: where `/metrics` reads from; pass the process's registry to export more.
 ///   - logger: the base logger; each request's logger adds `hb.request.id`.
 ///   - onServerRunning: called once the server listens, with its channel.
+///   - forgetUser: erases a user for `DELETE /v1/me` (ends their live activities, then
+///     removes everything that names them); nil answers 503.
 public func buildApplication(
     configuration: APIConfiguration,
     store: some ActivityStore,
     registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
     logger: Logger = Logger(label: "liveline.api"),
-    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
+    forgetUser: ForgetUser? = nil
 ) async throws -> some ApplicationProtocol {
-    let router = try await buildRouter(configuration: configuration, store: store, registry: registry)
+    let router = try await buildRouter(configuration: configuration, store: store, registry: registry, forgetUser: forgetUser)
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "liveline-api"),
@@ -36,13 +39,18 @@ public func apiRouteDescriptions() -> [APIRouteDescription] {
     APIRouteTable.routes.map(\.description)
 }
 
+/// Erases one user: how many live activities it ended on their devices, and what it removed.
+public typealias ForgetUser = @Sendable (_ userID: String) async throws -> (ended: Int, erased: UserErasure)
+
 func buildRouter(
-    configuration: APIConfiguration, store: some ActivityStore, registry: PrometheusCollectorRegistry
+    configuration: APIConfiguration, store: some ActivityStore, registry: PrometheusCollectorRegistry,
+    forgetUser: ForgetUser? = nil
 ) async throws -> Router<APIRequestContext> {
     let authenticator = try await BearerAuthenticator(configuration: configuration.authentication)
     let services = APIServices(
         store: store, body: JSONBody(maximumSize: configuration.maximumBodySize), registry: registry,
-        topicKinds: configuration.topicKinds, sharedDomains: configuration.sharedDomains)
+        topicKinds: configuration.topicKinds, sharedDomains: configuration.sharedDomains,
+        tokenEnvironments: configuration.tokenEnvironments, forgetUser: forgetUser)
     let router = Router(context: APIRequestContext.self)
     // Metrics outermost so they see the status the error middleware settled on.
     router.add(middleware: RequestMetricsMiddleware(registry: registry))
@@ -67,5 +75,6 @@ func buildRouter(
 
 /// Every route, in one list.
 enum APIRouteTable {
-    static let routes: [APIRoute] = TokenRoutes.routes + ActivityRoutes.routes + FollowRoutes.routes + OperationalRoutes.routes
+    static let routes: [APIRoute] =
+        TokenRoutes.routes + ActivityRoutes.routes + FollowRoutes.routes + UserRoutes.routes + OperationalRoutes.routes
 }

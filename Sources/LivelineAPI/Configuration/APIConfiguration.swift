@@ -1,3 +1,5 @@
+import LivelineModels
+
 /// Settings of the api service.
 public struct APIConfiguration: Sendable {
     /// The address to listen on.
@@ -15,14 +17,19 @@ public struct APIConfiguration: Sendable {
     /// a device to it; the others are their owner's alone.
     public var sharedDomains: Set<String>
 
+    /// The APNs environments the deployment pushes to: a token registered for another is
+    /// refused with 400 (a development build's sandbox token on a production-only deployment).
+    public var tokenEnvironments: Set<APNsEnvironment>
+
     /// The topic kinds of a deployment that configures none.
     public static let defaultTopicKinds = ["team", "league", "game"]
 
     public init(
         host: String = "0.0.0.0", port: Int = 8080, maximumBodySize: Int = 16 * 1024,
         authentication: AuthenticationConfiguration, topicKinds: [String] = APIConfiguration.defaultTopicKinds,
-        sharedDomains: Set<String> = ["score"]
+        sharedDomains: Set<String> = ["score"], tokenEnvironments: Set<APNsEnvironment> = [.production, .sandbox]
     ) {
+        self.tokenEnvironments = tokenEnvironments
         self.topicKinds = topicKinds
         self.sharedDomains = sharedDomains
         self.host = host

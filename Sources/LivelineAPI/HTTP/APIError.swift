@@ -23,6 +23,8 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     public static func malformedBody(_ message: String) -> APIError { APIError(.badRequest, code: "malformed-body", message: message) }
     public static func invalidParameter(_ message: String) -> APIError { APIError(.badRequest, code: "invalid-parameter", message: message) }
     public static func invalidField(_ message: String) -> APIError { APIError(.unprocessableContent, code: "invalid-field", message: message) }
+    /// A well-formed request this deployment does not take (a token of an APNs environment it does not push to).
+    public static func unserved(_ message: String) -> APIError { APIError(.badRequest, code: "unserved", message: message) }
     public static func bodyTooLarge(limit: Int) -> APIError {
         APIError(.contentTooLarge, code: "body-too-large", message: "the request body is larger than \(limit) bytes")
     }

@@ -1,3 +1,4 @@
+import LivelineModels
 import LivelineStore
 import Prometheus
 
@@ -11,6 +12,22 @@ struct APIServices: Sendable {
     let topicKinds: [String]
     /// ``APIConfiguration/sharedDomains``.
     let sharedDomains: Set<String>
+    /// ``APIConfiguration/tokenEnvironments``.
+    let tokenEnvironments: Set<APNsEnvironment>
+    /// `DELETE /v1/me`'s erasure, when the api has one.
+    let forgetUser: ForgetUser?
+
+    /// A token's APNs environment (`production` when absent), if the deployment pushes to it.
+    func environment(_ value: String?) throws -> APNsEnvironment {
+        let environment = try Validation.environment(value)
+        guard tokenEnvironments.contains(environment) else {
+            let served = tokenEnvironments.map(\.rawValue).sorted().joined(separator: ", ")
+            throw APIError.unserved(
+                "'environment' \(environment.rawValue) is not served by this deployment, which pushes to \(served) "
+                    + "(liveline.api.token-environments)")
+        }
+        return environment
+    }
 
     /// The activity, if it belongs to a shared domain: anyone may follow those.
     func sharedActivity(_ id: String) async throws -> ActivityRecord? {

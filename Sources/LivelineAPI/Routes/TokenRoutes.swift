@@ -21,7 +21,7 @@ enum TokenRoutes {
         guard let token = Validation.normalizedToken(input.token) else {
             throw APIError.invalidField("'token' must be hex of an even length between 64 and 200")
         }
-        let environment = try Validation.environment(input.environment)
+        let environment = try services.environment(input.environment)
         if let domain = input.domain, !Validation.isDomain(domain) { throw APIError.invalidField("'domain' is not valid") }
         if let type = input.attributesType, !Validation.isAttributesType(type) {
             throw APIError.invalidField("'attributesType' is not valid")
@@ -78,7 +78,7 @@ enum TokenRoutes {
         guard let token = Validation.normalizedToken(input.token) else {
             throw APIError.invalidField("'token' must be hex of an even length between 64 and 200")
         }
-        let environment = try Validation.environment(input.environment)
+        let environment = try services.environment(input.environment)
         let osVersion = try Validation.osVersion(input.osVersion)
         let now = Date().roundedToMilliseconds
         try await services.store.registerPushToStartToken(PushToStartToken(

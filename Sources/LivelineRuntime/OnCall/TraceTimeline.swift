@@ -16,12 +16,35 @@ public enum TraceTimeline {
         }
     }
 
-    /// The header line for an activity's trace.
-    public static func header(activityID: String, lines: [TraceLine]) -> String {
-        guard let first = lines.first?.entry.at, let last = lines.last?.entry.at else {
+    /// The header line: how many lines, over what time, and how many older ones were left out.
+    /// `filters` describes `--kind` and `--device` as given (`kind apns-outcome, device 80a1b2c3`).
+    public static func header(activityID: String, tail: TraceTail, filters: String? = nil) -> String {
+        guard let first = tail.lines.first?.entry.at, let last = tail.lines.last?.entry.at else {
+            if let filters { return "no line of the trace of \(activityID) matches \(filters)" }
             return "no trace for activity \(activityID) (unknown, or older than the trace retention)"
         }
-        return "trace of \(activityID): \(lines.count) line(s), \(OnCallFormat.time(first)) to \(OnCallFormat.time(last))"
+        let name = filters.map { "\(activityID) (\($0))" } ?? activityID
+        let span = "\(OnCallFormat.time(first)) to \(OnCallFormat.time(last))"
+        guard tail.leftOut > 0 else { return "trace of \(name): \(ReplayProgress.grouped(tail.lines.count)) line(s), \(span)" }
+        return "trace of \(name): the newest \(ReplayProgress.grouped(tail.lines.count)) of \(ReplayProgress.grouped(tail.matching)) "
+            + "line(s), \(span); \(ReplayProgress.grouped(tail.leftOut)) older line(s) left out (--tail N shows more)"
+    }
+
+    /// The first object of `--json`, before the lines: `{"summary": {"activityId": "g-1",
+    /// "leftOut": 99000, "matching": 100000, "shown": 1000}}`. Its own key keeps it apart from
+    /// the lines, which all have `sequence`.
+    public static func jsonSummary(activityID: String, tail: TraceTail) throws -> String {
+        struct Summary: Encodable {
+            var activityId: String
+            var leftOut: Int
+            var matching: Int
+            var shown: Int
+        }
+        struct Document: Encodable { var summary: Summary }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(Document(summary: Summary(
+            activityId: activityID, leftOut: tail.leftOut, matching: tail.matching, shown: tail.lines.count))), as: UTF8.self)
     }
 
     /// One line: absolute time, time since `start`, kind, detail.

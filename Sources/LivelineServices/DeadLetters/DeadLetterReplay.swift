@@ -123,13 +123,14 @@ public struct DeadLetterReplay: Sendable {
         _ filter: DeadLetterFilter, limit: Int, claimant: String, resolvedBefore: Date?, connection: AMQPConnection,
         summary: inout Summary, unsent: inout [String], progress: @Sendable ([Step]) -> Void
     ) async throws {
+        var sent: [String: Int64] = [:]
         while summary.total < limit {
             let now = Date()
             let batch = try await store.claimDeadLetters(
                 matching: filter, limit: min(batchSize, limit - summary.total), claimant: claimant, at: now,
                 lease: lease, resolvedBefore: resolvedBefore)
             if batch.isEmpty { break }
-            let decisions = try await decide(batch, now: now)
+            let decisions = try await decide(batch, now: now).map { $0.stamped(after: &sent) }
             var messages: [AMQPMessage] = []
             var messageIndex: [Int: Int] = [:]
             for (index, (letter, decision)) in zip(batch, decisions).enumerated() {

@@ -12,9 +12,11 @@ import LivelineStore
 ///   `over-budget` event goes back capped at priority 5, which spends no budget.
 /// - Push jobs are skipped when sending would be wrong or pointless: the activity is
 ///   unknown, ended (for an update), past its lifetime, superseded by a newer applied event
-///   (for an update), or the device's token is gone. Otherwise the job is sent again,
-///   re-stamped so ActivityKit and the sender accept it: a start carries the activity's
-///   current state when that is newer than the letter's, the stale date moves forward by
+///   (for an update nobody would notice: ``PushJob/isNoticeable``), or the device's token is
+///   gone. Otherwise the job is sent again, re-stamped so ActivityKit and the sender accept
+///   it: a start, or an alerting or priority-10 update, carries the activity's current state
+///   when that is newer than the letter's (the update then with a timestamp newer than the
+///   last push, so that it shows), the stale date moves forward by
 ///   the job's own freshness window, and `aps.timestamp` is never older than the last push.
 public enum ReplayDecision: Sendable, Hashable {
     /// Republish the event to the events exchange, with an optional priority cap.
@@ -67,18 +69,27 @@ public enum ReplayDecision: Sendable, Hashable {
         let lifetime = TimeInterval(LifecycleGuard.lifetimeSeconds) + (job.event == .end ? 4 * 3600 : 0)
         if let started = activity.startedAt, now.timeIntervalSince(started) >= lifetime { return .skip(.pastLifetime) }
         let lastApplied = activity.lastEventAt?.millisecondsSince1970
-        if job.event == .update, let lastApplied, lastApplied > job.sequence { return .skip(.superseded) }
+        let overtaken = lastApplied.map { $0 > job.sequence } ?? false
+        // An update a person would notice (an alert, priority 10) is not coalesced away here
+        // either: it goes out with the current state, as a start does, so it rolls nothing back.
+        if job.event == .update, overtaken, !job.isNoticeable { return .skip(.superseded) }
         if case .device(let token, .update, _) = job.target, !updateTokens.contains(token) { return .skip(.tokenRemoved) }
 
         var notes: [String] = []
         guard var aps = (try? JSONValue.parse(job.payload))?.objectValue, case .object(var fields)? = aps["aps"] else {
             return .skip(.unreadable)
         }
-        if job.event == .start, let lastApplied, lastApplied > job.sequence, let state = activity.contentState,
+        if job.event != .end, overtaken, let lastApplied, let state = activity.contentState,
             let current = try? JSONValue.parse(state)
         {
             fields["content-state"] = current
             notes.append("current state of \(RFC3339.format(EventTime(millisecondsSince1970: lastApplied)))")
+            // ActivityKit shows an update only when it is newer than the last one shown.
+            if job.event == .update, let last = activity.lastPushTimestamp {
+                let raised = max(Int64(now.timeIntervalSince1970), last + 1)
+                fields["timestamp"] = .integer(raised)
+                notes.append("timestamp raised to \(raised)")
+            }
         }
         if let last = activity.lastPushTimestamp, case .integer(let stamp)? = fields["timestamp"], stamp < last {
             fields["timestamp"] = .integer(last)
@@ -97,5 +108,26 @@ public enum ReplayDecision: Sendable, Hashable {
         if !notes.isEmpty { restamped.payload = JSONValue.encoded(.object(aps)) }
         guard restamped.payload.count <= Translator.maxPayloadBytes else { return .skip(.payloadTooLarge) }
         return .sendJob(restamped, note: notes.isEmpty ? "as it was" : notes.joined(separator: "; "))
+    }
+
+    /// The decision with its update or end stamped after every push this replay already
+    /// sent for the activity (`sent`, the newest `aps.timestamp` of each), which it then
+    /// records. An overtaken alert goes out with a timestamp newer than the last push, so a
+    /// later letter of the same activity in the same replay must be newer still, or
+    /// ActivityKit would ignore it and the device would see the letters out of order.
+    func stamped(after sent: inout [String: Int64]) -> ReplayDecision {
+        guard case .sendJob(var job, let note) = self, job.event != .start,
+            var aps = (try? JSONValue.parse(job.payload))?.objectValue, case .object(var fields)? = aps["aps"],
+            case .integer(let stamp)? = fields["timestamp"]
+        else { return self }
+        guard let newest = sent[job.activityId], stamp <= newest else {
+            sent[job.activityId] = max(stamp, sent[job.activityId] ?? stamp)
+            return self
+        }
+        fields["timestamp"] = .integer(newest + 1)
+        aps["aps"] = .object(fields)
+        job.payload = JSONValue.encoded(.object(aps))
+        sent[job.activityId] = newest + 1
+        return .sendJob(job, note: (note == "as it was" ? "" : note + "; ") + "timestamp raised to \(newest + 1), after this replay's earlier push")
     }
 }

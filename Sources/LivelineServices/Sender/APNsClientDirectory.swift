@@ -54,6 +54,11 @@ public struct APNsClientDirectory: Sendable {
         }
     }
 
+    /// The environment `bundleID`'s channels live in; nil without credentials for the app.
+    public func channelEnvironment(bundleID: String) -> APNsEnvironment? {
+        apps[bundleID]?.channelEnvironment
+    }
+
     /// The client that manages and broadcasts on `bundleID`'s channels: its channel environment's.
     public func channelClient(bundleID: String) -> APNsClient? {
         apps[bundleID].map { $0.client(for: $0.channelEnvironment) }

@@ -34,6 +34,9 @@ public struct ChannelKeeper: Sendable {
             return existing
         }
         let channelID = try await client.createChannel(storagePolicy: storagePolicy)
+        // Noted first, so that a worker that stops before the record below leaves an orphan
+        // this deployment's sweeper knows as its own.
+        try await store.recordCreatedChannel(channelID, at: now)
         switch try await store.createChannel(BroadcastChannel(domain: domain, key: key, channelID: channelID, createdAt: now)) {
         case .created(let channel):
             logger.info("created broadcast channel", metadata: ServiceLogKey.metadata([.channelDomain: "\(domain)", .channelKey: "\(key)"]))
@@ -41,8 +44,10 @@ public struct ChannelKeeper: Sendable {
         case .existing(let channel):
             do {
                 try await client.deleteChannel(id: channelID)
+                try await store.forgetCreatedChannels([channelID])
             } catch {
-                // An orphan at APNs costs one slot of the app's channel quota, nothing more.
+                // An orphan at APNs costs one slot of the app's channel quota until the
+                // sweeper's next start deletes it.
                 logger.warning("could not delete a channel that lost the creation race", metadata: ServiceLogKey.metadata([.channelError: "\(error)"]))
             }
             return channel

@@ -11,11 +11,16 @@ import ServiceLifecycle
 /// delete), because an app holds at most 10,000 channels per environment at Apple.
 ///
 /// At start it compares APNs' own list (`allChannelIDs`) with the store and deletes the
-/// channels APNs has that the store does not know live (orphans, such as one created by a
-/// worker that stopped before recording it). Then, every `interval`, it deletes the live
-/// channels whose activity ended more than `endGrace` ago (its end had time to go out, retries
-/// included) or started more than `lifetime` ago (iOS ends an activity after 8 hours and
-/// removes it at most 4 hours later). A live game's channel is never deleted.
+/// orphans: channels APNs has that this deployment created (``ActivityStore/recordCreatedChannel(_:at:)``)
+/// and does not know live, such as one created by a worker that stopped before recording it.
+/// A channel another deployment of the same app and environment created is never touched
+/// (staging and development side by side), and ``Settings/sweepsOrphans`` turns the orphan
+/// sweep off. Then, every `interval`, it deletes the live channels whose activity ended more
+/// than `endGrace` ago (its end had time to go out, retries included), started more than
+/// `lifetime` ago (iOS ends an activity after 8 hours and removes it at most 4 hours later),
+/// or never started and had no event for `idle` (a game abandoned before kick-off). The clock
+/// is the activity's start, not its first event: a game scheduled a day ahead keeps its
+/// channel. A live game's channel is never deleted.
 public struct ChannelSweeper: Service {
     public struct Settings: Sendable {
         public var interval: Duration
@@ -24,17 +29,26 @@ public struct ChannelSweeper: Service {
         /// How long an orphan candidate must stay unknown to the store before it is deleted:
         /// a worker records a channel just after APNs created it.
         public var orphanGrace: Duration
+        /// Whether the sweeper deletes this deployment's orphans at start
+        /// (`liveline.channels.sweep-orphans`, default true).
+        public var sweepsOrphans: Bool
+        /// How long an activity that never started may go without an event before its
+        /// channel is deleted. Default 7 days.
+        public var idle: Duration
         /// Channels deleted per sweep, at most.
         public var batchSize: Int
 
         public init(
             interval: Duration = .seconds(600), endGrace: Duration = .seconds(3_600), lifetime: Duration = .seconds(12 * 3_600),
-            orphanGrace: Duration = .seconds(60), batchSize: Int = 500
+            orphanGrace: Duration = .seconds(60), sweepsOrphans: Bool = true, idle: Duration = .seconds(7 * 86_400),
+            batchSize: Int = 500
         ) {
             self.interval = interval
             self.endGrace = endGrace
             self.lifetime = lifetime
             self.orphanGrace = orphanGrace
+            self.sweepsOrphans = sweepsOrphans
+            self.idle = idle
             self.batchSize = batchSize
         }
     }
@@ -61,7 +75,7 @@ public struct ChannelSweeper: Service {
     }
 
     public func run() async throws {
-        _ = await cancelWhenGracefulShutdown { await deleteOrphans() }
+        if settings.sweepsOrphans { _ = await cancelWhenGracefulShutdown { await deleteOrphans() } }
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             do {
                 let swept = try await sweep(now: Date())
@@ -77,7 +91,8 @@ public struct ChannelSweeper: Service {
     public func sweep(now: Date) async throws -> Int {
         let due = try await store.channelsToSweep(
             endedBefore: now.addingTimeInterval(-TimeInterval(settings.endGrace.components.seconds)),
-            startedBefore: now.addingTimeInterval(-TimeInterval(settings.lifetime.components.seconds)), limit: settings.batchSize)
+            startedBefore: now.addingTimeInterval(-TimeInterval(settings.lifetime.components.seconds)),
+            idleBefore: now.addingTimeInterval(-TimeInterval(settings.idle.components.seconds)), limit: settings.batchSize)
         var deleted = 0
         for channel in due {
             guard let bundle = bundles[channel.domain], let client = clients.channelClient(bundleID: bundle) else {
@@ -93,20 +108,28 @@ public struct ChannelSweeper: Service {
         return deleted
     }
 
-    /// Deletes, for every app, the channels APNs lists that the store does not know live,
-    /// after ``Settings/orphanGrace``; returns how many. Failures are logged, not fatal.
+    /// Deletes, for every app, the channels APNs lists that this deployment created and does
+    /// not know live, after ``Settings/orphanGrace``; returns how many. Failures are logged,
+    /// not fatal.
     @discardableResult
     public func deleteOrphans() async -> Int {
         var deleted = 0
         for bundle in Set(bundles.values).sorted() {
             guard let client = clients.channelClient(bundleID: bundle) else { continue }
             do {
-                var candidates = Set(try await client.allChannelIDs()).subtracting(try await store.liveChannelIDs())
+                // Created first: a channel created after APNs' list is not taken for gone.
+                let created = try await store.createdChannelIDs()
+                let listed = Set(try await client.allChannelIDs())
+                let live = try await store.liveChannelIDs()
+                // Deleted at APNs some other way (an expired sandbox, a person): nothing to sweep.
+                try await store.forgetCreatedChannels(created.subtracting(listed).subtracting(live).sorted())
+                var candidates = listed.intersection(created).subtracting(live)
                 guard !candidates.isEmpty else { continue }
                 try await Task.sleep(for: settings.orphanGrace)
                 candidates.subtract(try await store.liveChannelIDs())
                 for id in candidates.sorted() {
                     try await client.deleteChannel(id: id)
+                    try await store.forgetCreatedChannels([id])
                     deleted += 1
                 }
                 logger.notice("orphan channels deleted at APNs", metadata: ServiceLogKey.metadata([

@@ -34,6 +34,15 @@ struct PushJobHandler: Sendable {
         var now: EventTime
         /// The broker's `x-death` history of the delivery (retry tiers it went through).
         var deaths: AMQPFieldValue? = nil
+        /// Published again by a translator whose connection was lost before the broker
+        /// confirmed it: meanwhile the shard may have gone to another translator, whose newer
+        /// jobs for the same targets were queued, and maybe sent, before this copy.
+        var resent = false
+
+        /// Back from a retry tier (retried, or deferred unsent while its device backed off: a
+        /// deferral keeps the count, so only the tier's history tells), or a resent copy:
+        /// either may have been overtaken by newer jobs.
+        var returning: Bool { count > 0 || deaths != nil || resent }
     }
 
     /// Takes the job to its end, then settles it. `job` is `incoming`'s body decoded (or
@@ -70,7 +79,8 @@ struct PushJobHandler: Sendable {
             count: headers[SenderHeaders.attempt]?.intValue.map { Int(clamping: $0) } ?? 0,
             firstAt: headers[SenderHeaders.firstAttemptAt]?.intValue.map { EventTime(millisecondsSince1970: $0) } ?? now,
             now: now,
-            deaths: headers[DeadLetterHeaders.deaths]
+            deaths: headers[DeadLetterHeaders.deaths],
+            resent: headers[AMQPMessage.resentHeader]?.boolValue ?? false
         )
         if attempt.count == 0, let publishedAt = headers[TranslatorHeaders.publishedAt]?.intValue {
             // First attempts only: a retry's wait is its tier's delay, not the queue's.
@@ -113,13 +123,13 @@ struct PushJobHandler: Sendable {
 
         // Before the back-off: a job not worth sending is dropped, not parked in a tier.
         var lastApplied: Int64?
-        if SendGate.needsLastApplied(job, attempt: attempt.count),
+        if SendGate.needsLastApplied(job, returning: attempt.returning),
             let lastEventAt = try await store.activity(id: job.activityId)?.lastEventAt
         {
             lastApplied = lastEventAt.millisecondsSince1970
         }
         let gate = SendGate.decide(
-            job, nowMilliseconds: attempt.now.millisecondsSince1970, attempt: attempt.count, lastAppliedMilliseconds: lastApplied,
+            job, nowMilliseconds: attempt.now.millisecondsSince1970, returning: attempt.returning, lastAppliedMilliseconds: lastApplied,
             newerJobQueued: newerJobQueued
         )
         if let dropReason = gate.dropReason {

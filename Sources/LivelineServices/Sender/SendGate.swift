@@ -7,8 +7,8 @@ public enum SendGate: Hashable, Sendable {
     case send
     /// Its stale date passed: the device would show it as outdated anyway.
     case expired
-    /// A newer event for the activity was already applied (this retried update would only
-    /// roll the activity back), or a newer job for the same target is queued behind it (a
+    /// A newer event for the activity was already applied (this update, back from a retry
+    /// tier, would only roll the activity back), or a newer job for the same target is queued behind it (a
     /// backlog: sending both would spend a push, and maybe budget, on a state the device
     /// shows for milliseconds).
     case superseded
@@ -29,27 +29,29 @@ public enum SendGate: Hashable, Sendable {
     ///
     /// - Parameters:
     ///   - nowMilliseconds: the current Unix time in ms.
-    ///   - attempt: attempts before this one; superseding is only checked on retries,
-    ///     because a first send is as new as the translator made it.
+    ///   - returning: the job comes back from a retry tier: a retry, or a deferral while
+    ///     its device backed off after a 429. Only then is it checked against the activity's
+    ///     last applied event: a first send is as new as the translator made it, but a job
+    ///     that waited in a tier may have been overtaken by newer ones sent meanwhile.
     ///   - lastAppliedMilliseconds: the activity's last applied event time in Unix ms,
-    ///     when known (only looked up on retries).
+    ///     when known (only looked up for a returning job).
     ///   - newerJobQueued: a job that supersedes this one waits behind it in the sender
     ///     (``PushJob/supersedes(_:)``), on a first send as on a retry.
     public static func decide(
-        _ job: PushJob, nowMilliseconds: Int64, attempt: Int, lastAppliedMilliseconds: Int64?,
+        _ job: PushJob, nowMilliseconds: Int64, returning: Bool, lastAppliedMilliseconds: Int64?,
         newerJobQueued: Bool = false
     ) -> SendGate {
         guard job.event == .update else { return .send }
         // 0 is "deliver now, never store" (a broadcast on a channel that stores nothing), not a date.
         if let expiration = job.expiration, expiration > 0, expiration * 1000 <= nowMilliseconds { return .expired }
         if newerJobQueued { return .superseded }
-        if attempt >= 1, let lastApplied = lastAppliedMilliseconds, lastApplied > job.sequence { return .superseded }
+        if returning, let lastApplied = lastAppliedMilliseconds, lastApplied > job.sequence { return .superseded }
         return .send
     }
 
-    /// Whether ``decide(_:nowMilliseconds:attempt:lastAppliedMilliseconds:)`` needs the
-    /// activity's last applied time, so the store is read only when it matters.
-    public static func needsLastApplied(_ job: PushJob, attempt: Int) -> Bool {
-        job.event == .update && attempt >= 1
+    /// Whether ``decide(_:nowMilliseconds:returning:lastAppliedMilliseconds:newerJobQueued:)``
+    /// needs the activity's last applied time, so the store is read only when it matters.
+    public static func needsLastApplied(_ job: PushJob, returning: Bool) -> Bool {
+        job.event == .update && returning
     }
 }

@@ -107,6 +107,8 @@ public final class SenderService: Service {
             } catch {
                 failure = error
             }
+            // Says how far a drain got, should it overrun its timeout.
+            logger.info("sender let go of every shard; committing its last traces")
             // Every handler has left its trace entries and its ack with the writer; the
             // ticker's last flush commits them and acks before run() returns.
             traces.finish()

@@ -24,40 +24,41 @@ extension ActivityState {
     /// A pending row (an app registered a token before the first event) is no snapshot at
     /// all: no event was applied yet. Rows written before the store kept the last status
     /// and push timestamp (schema version 1) get them derived: the status from the stored
-    /// content-state (typed domains), the timestamp from the last event's second. A used
-    /// push-to-start token is left out, which is what stops a second start.
+    /// content-state (typed domains), the timestamp from the last event's second.
     init(stored: StoredActivity, kind: DomainKind?) {
         let record = stored.activity
-        var snapshot: ActivitySnapshot?
-        if let record, let lastEventAt = record.lastEventAt {
-            let contentState = record.contentState.flatMap(Self.json)
-            snapshot = ActivitySnapshot(
-                id: record.id, domain: record.domain, attributesType: record.attributesType, userId: record.userID,
-                attributes: record.attributes.flatMap(Self.json),
-                lastContentState: contentState,
-                lastStatus: record.lastStatus ?? kind.flatMap { Self.status(in: contentState, kind: $0) },
-                lastEventId: record.lastEventID,
-                lastEventTime: EventTime(lastEventAt),
-                lastPushTimestamp: record.lastPushTimestamp ?? EventTime(lastEventAt).unixSeconds,
-                startedAt: record.startedAt.map(EventTime.init),
-                pushToStartSentAt: record.pushToStartSentAt.map(EventTime.init),
-                endedAt: record.endedAt.map(EventTime.init),
-                endReason: record.endReason
-            )
-        }
-        let usableStarts = stored.pushToStartTokens.filter(\.isUsable)
+        let starts = stored.pushToStartTokens
         let sandbox = Set(
             stored.updateTokens.filter { $0.environment == .sandbox }.map { DeviceToken.lowercased($0.token) }
-                + usableStarts.filter { $0.environment == .sandbox }.map { DeviceToken.lowercased($0.token) })
+                + starts.filter { $0.environment == .sandbox }.map { DeviceToken.lowercased($0.token) })
         self.init(
-            snapshot: snapshot,
+            snapshot: record.flatMap { Self.snapshot(of: $0, kind: kind) },
             tokens: TokenSnapshot(
-                updateTokens: stored.updateTokens.map(\.token), pushToStartTokens: usableStarts.map(\.token),
+                updateTokens: stored.updateTokens.map(\.token), pushToStartTokens: starts.map(\.token),
                 sandboxTokens: sandbox),
             preferences: stored.preferences,
             budget: BudgetUsage(
                 priority10Count: record?.budget.spent ?? 0,
                 windowStart: record?.budget.windowStart.map(EventTime.init))
+        )
+    }
+
+    /// The core's view of a stored row; nil for a pending row.
+    static func snapshot(of record: ActivityRecord, kind: DomainKind?) -> ActivitySnapshot? {
+        guard let lastEventAt = record.lastEventAt else { return nil }
+        let contentState = record.contentState.flatMap(Self.json)
+        return ActivitySnapshot(
+            id: record.id, domain: record.domain, attributesType: record.attributesType, userId: record.userID,
+            attributes: record.attributes.flatMap(Self.json),
+            lastContentState: contentState,
+            lastStatus: record.lastStatus ?? kind.flatMap { Self.status(in: contentState, kind: $0) },
+            lastEventId: record.lastEventID,
+            lastEventTime: EventTime(lastEventAt),
+            lastPushTimestamp: record.lastPushTimestamp ?? EventTime(lastEventAt).unixSeconds,
+            startedAt: record.startedAt.map(EventTime.init),
+            pushToStartSentAt: record.pushToStartSentAt.map(EventTime.init),
+            endedAt: record.endedAt.map(EventTime.init),
+            endReason: record.endReason
         )
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import LivelineCodecs
 import LivelineCore
+import LivelineModels
 import LivelineStore
 
 /// The decisions for one batch, before any write: pure apart from the clock value it
@@ -28,24 +29,23 @@ struct BatchPlan: Sendable {
     private let translator: Translator
     private let now: Date
     private var states: [String: ActivityState]
-    /// Push-to-start tokens a start in this batch already used: `user \0 attributesType`.
-    private var consumedStarts: Set<String> = []
-    /// Those the previous batch used: its marks may not be stored yet.
-    private let previouslyConsumedStarts: Set<String>
 
     /// What the next batch must know of this one's decisions when it loads before this
     /// batch's transaction is committed (or visible to its connection).
     struct CarryOver: Sendable {
         fileprivate var states: [String: ActivityState]
-        fileprivate var consumedStarts: Set<String>
     }
 
-    var carryOver: CarryOver { CarryOver(states: states, consumedStarts: consumedStarts) }
+    var carryOver: CarryOver { CarryOver(states: states) }
 
     /// Shared activities' channels and start audiences, by activity id.
     struct SharedTargets: Sendable {
         var channels: [String: String] = [:]
+        /// The APNs environment of each of those channels.
+        var channelEnvironments: [String: APNsEnvironment] = [:]
         var audiences: [String: [PushToStartToken]] = [:]
+        /// When each audience was read: who follows from then on is started late.
+        var audienceReadAt: [String: Date] = [:]
     }
     private let shared: SharedTargets
 
@@ -73,7 +73,6 @@ struct BatchPlan: Sendable {
             states[activityId] = state
         }
         self.states = states
-        previouslyConsumedStarts = previous?.consumedStarts ?? []
     }
 
     /// Whether the previous batch's decided snapshot is at least as new as the loaded one.
@@ -97,15 +96,18 @@ struct BatchPlan: Sendable {
         return requests
     }
 
+    /// Whether `event` would be noticed after what the plan holds for its activity so far
+    /// (``Translator/isNoticeable(_:after:)``): a coalescing candidate that would is
+    /// translated after all.
+    func isNoticeable(_ event: DomainEvent) -> Bool {
+        translator.isNoticeable(event, after: states[event.activityId]?.snapshot)
+    }
+
     /// Translates one event and records what to store and trace.
     mutating func translate(_ event: DomainEvent, body: Data, redelivered: Bool) {
         var state = states[event.activityId] ?? .unknown
-        let attributesType = translator.attributesType(ofDomain: event.domain) ?? ""
-        let startKey = event.userId + "\u{0}" + attributesType
-        if consumedStarts.contains(startKey) || previouslyConsumedStarts.contains(startKey) {
-            state.tokens.pushToStartTokens = []
-        }
         if let channel = shared.channels[event.activityId] { state.tokens.channelID = channel }
+        if let environment = shared.channelEnvironments[event.activityId] { state.tokens.channelEnvironment = environment }
         if let audience = shared.audiences[event.activityId] {
             state.tokens.audience = audience.map(\.token)
             for device in audience {
@@ -138,7 +140,6 @@ struct BatchPlan: Sendable {
         case .send(let send):
             newSnapshot = send.newSnapshot
             state.budget = send.newBudget
-            if !send.consumedPushToStart.isEmpty { consumedStarts.insert(startKey) }
             kind = .pushDecided
             notes = send.traceNotes
         case .drop(let drop):
@@ -153,7 +154,7 @@ struct BatchPlan: Sendable {
         if let newSnapshot {
             state.snapshot = newSnapshot
             entry.changeIndex = changes.count
-            changes.append(Self.change(for: event, snapshot: newSnapshot))
+            changes.append(Self.change(for: event, snapshot: newSnapshot, sharedStart: sharedStart(event, newSnapshot)))
         }
         states[event.activityId] = state
         entries.append(consume entry)
@@ -203,7 +204,9 @@ struct BatchPlan: Sendable {
     }
 
     /// The store change for a decision that applied the event.
-    static func change(for event: DomainEvent, snapshot: ActivitySnapshot) -> ActivityChange {
+    static func change(
+        for event: DomainEvent, snapshot: ActivitySnapshot, sharedStart: ActivityChange.SharedStart? = nil
+    ) -> ActivityChange {
         ActivityChange(
             activityID: event.activityId, domain: event.domain, attributesType: snapshot.attributesType,
             userID: event.userId,
@@ -212,8 +215,17 @@ struct BatchPlan: Sendable {
             eventTime: event.time.date,
             end: snapshot.endedAt.map { ActivityChange.End(at: $0.date, reason: snapshot.endReason ?? "ended") },
             eventID: event.id, status: event.status, pushTimestamp: snapshot.lastPushTimestamp,
-            pushToStartSentAt: snapshot.pushToStartSentAt?.date
+            pushToStartSentAt: snapshot.pushToStartSentAt?.date, startedAt: snapshot.startedAt?.date,
+            sharedStart: sharedStart
         )
+    }
+
+    /// The topics and audience of a shared start this event sent.
+    private func sharedStart(_ event: DomainEvent, _ snapshot: ActivitySnapshot) -> ActivityChange.SharedStart? {
+        guard let topics = event.topics, snapshot.pushToStartSentAt == event.time,
+            let readAt = shared.audienceReadAt[event.activityId]
+        else { return nil }
+        return ActivityChange.SharedStart(topics: topics, audienceReadAt: readAt)
     }
 
     /// Canonical JSON text: the content-state exactly as it went into the payload.

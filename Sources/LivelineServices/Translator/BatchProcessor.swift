@@ -148,22 +148,28 @@ struct BatchProcessor: Sendable {
             }
         }
 
-        // 2. Coalesced (while parsing): count and trace what was superseded.
+        // 2. One load for the events kept by coalescing (while parsing; the newest of each
+        //    activity is among them, so every activity of the batch is loaded).
         let coalesced = batch.coalesced
-        dropped["superseded", default: 0] += coalesced.superseded.count
-        for superseded in coalesced.superseded {
-            trace.append(TraceEntry(activityID: superseded.event.activityId, at: now, kind: .dropped,
-                                    detail: "event \(superseded.event.id): superseded by \(superseded.supersededBy) in the same batch"))
-        }
-
-        // 3. One load, then translate in order.
         let requests = BatchPlan.requests(for: coalesced.kept, translator: translator)
         var stored: [String: StoredActivity] = [:]
         if !requests.isEmpty { stored = try await store.loadSnapshots(requests, whileWriting: whileStoring) }
         let shared = try await sharedTargets(for: coalesced.kept, stored: stored)
         phaseStart = metrics.record(.load, since: phaseStart)
+
+        // 3. Translate in order. A coalesced event is dropped as superseded unless a person
+        //    would notice it after what came before it: that one is translated after all.
         var plan = BatchPlan(translator: translator, stored: stored, now: now, after: previous, shared: shared)
-        for event in coalesced.kept {
+        var supersededBy: [String: String] = [:]
+        for superseded in coalesced.superseded { supersededBy[superseded.event.id] = superseded.supersededBy }
+        for result in batch.results {
+            guard case .success(let event) = result else { continue }
+            if let newer = supersededBy[event.id], !plan.isNoticeable(event) {
+                dropped["superseded", default: 0] += 1
+                trace.append(TraceEntry(activityID: event.activityId, at: now, kind: .dropped,
+                                        detail: "event \(event.id): superseded by \(newer) in the same batch"))
+                continue
+            }
             let incoming = incomingByEventId[event.id]
             plan.translate(event, body: incoming?.body ?? Data(), redelivered: incoming?.redelivered ?? false)
         }
@@ -190,7 +196,9 @@ struct BatchProcessor: Sendable {
             guard activity?.endedAt == nil else { continue }
             if domain.delivery == .channel, let channels, tried.insert(event.activityId).inserted {
                 do {
-                    targets.channels[event.activityId] = try await channels.channelID(domain: domain, key: event.activityId)
+                    let channel = try await channels.channel(domain: domain, key: event.activityId)
+                    targets.channels[event.activityId] = channel.id
+                    targets.channelEnvironments[event.activityId] = channel.environment
                 } catch {
                     metrics.channelFailures.increment()
                     logger.error("could not open the activity's broadcast channel; its pushes go on without it for now", metadata: ServiceLogKey.metadata([
@@ -199,6 +207,7 @@ struct BatchProcessor: Sendable {
                 }
             }
             if let topics = event.topics, activity?.pushToStartSentAt == nil, targets.audiences[event.activityId] == nil {
+                targets.audienceReadAt[event.activityId] = Date()
                 targets.audiences[event.activityId] = try await store.audience(topics: topics, attributesType: domain.attributesType)
             }
         }
@@ -224,11 +233,18 @@ struct BatchProcessor: Sendable {
         //    across workers).
         // The entries are read in place, by index: `for entry in` copied each one (its event,
         // body and decision, a dozen retains) in every loop over them.
-        let supersededAhead = next.map { translator.supersededAhead(plan.entries.map(\.event), by: $0.coalesced.kept) } ?? [:]
+        var supersededAhead = next.map { translator.supersededAhead(plan.entries.map(\.event), by: $0.coalesced.kept) } ?? [:]
         for index in plan.entries.indices {
-            guard case .send = plan.entries[index].decision, let newer = supersededAhead[plan.entries[index].event.id]
+            guard case .send(let send) = plan.entries[index].decision, let newer = supersededAhead[plan.entries[index].event.id]
             else { continue }
             let event = plan.entries[index].event
+            // A push a person would notice goes out whatever follows it, and so does one that
+            // wanted priority 10 and went at 5 for its budget: the next batch's event may be
+            // over the hard cap and dead-lettered, which would leave the device on an older state.
+            if send.jobs.contains(where: \.isNoticeable) || send.newBudget != plan.entries[index].budgetBefore {
+                supersededAhead[event.id] = nil
+                continue
+            }
             trace.append(TraceEntry(activityID: event.activityId, at: now, kind: .dropped,
                                     detail: "event \(event.id): superseded by \(newer) in the next batch; stored, not sent"))
         }
@@ -264,23 +280,7 @@ struct BatchProcessor: Sendable {
             }
         }
 
-        // 6. Push-to-start tokens are single-use: only the worker that marks one sends its start.
-        var jobs: [PushJob] = []
-        for send in sends {
-            guard !send.consumedPushToStart.isEmpty else {
-                jobs.append(contentsOf: send.jobs)
-                continue
-            }
-            let marked = try await store.markPushToStartTokensUsed(
-                send.consumedPushToStart, attributesType: send.newSnapshot.attributesType, at: now)
-            let starts = send.jobs.filter { job in
-                if case .device(let token, .pushToStart, _) = job.target { return marked.contains(token) }
-                return true
-            }
-            if starts.isEmpty { dropped["push-to-start-taken", default: 0] += 1 }
-            jobs.append(contentsOf: starts)
-        }
-        phaseStart = metrics.record(.spend, since: phaseStart)
+        let jobs = sends.flatMap(\.jobs)
         return PreparedBatch(
             outgoing: outgoing, jobsToPublish: jobs, publishedAt: EventTime(Date()),
             received: planned.received, translated: sends.count, jobs: jobs.count,

@@ -1,6 +1,7 @@
 import Foundation
 import LivelineAPNs
 import LivelineCore
+import LivelineModels
 import LivelineStore
 import Logging
 
@@ -20,13 +21,16 @@ public struct ChannelOpener: Sendable {
     }
 
     /// The live channel id of `key` (an activity id) in `domain`, created at APNs and stored
-    /// if there is none.
-    func channelID(domain: DomainConfiguration, key: String) async throws -> String {
-        guard let client = clients.channelClient(bundleID: domain.bundleId) else {
+    /// if there is none, with the APNs environment it lives in.
+    func channel(domain: DomainConfiguration, key: String) async throws -> (id: String, environment: APNsEnvironment) {
+        guard let client = clients.channelClient(bundleID: domain.bundleId),
+            let environment = clients.channelEnvironment(bundleID: domain.bundleId)
+        else {
             throw ChannelOpenerError(description: "no APNs credentials for bundle id \(domain.bundleId) to open the channel of \(key)")
         }
         let policy: APNsMessageStoragePolicy = domain.channel.storesLatestMessage ? .mostRecentMessageStored : .noMessageStored
-        return try await keeper.openChannel(domain: domain.name, key: key, client: client, storagePolicy: policy).channelID
+        let id = try await keeper.openChannel(domain: domain.name, key: key, client: client, storagePolicy: policy).channelID
+        return (id, environment)
     }
 }
 

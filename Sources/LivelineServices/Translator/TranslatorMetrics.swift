@@ -15,6 +15,8 @@ struct TranslatorMetrics: Sendable {
     let queueWait: Metrics.Timer
     /// Pushes that wanted priority 10 and went at 5 (over their activity's budget).
     let downgraded: Counter
+    /// Devices started into a live shared activity after its start (``BatchProcessor/startLate(limit:now:)``).
+    let lateStarts: Counter
     private let phases: [TranslatorPhase: Metrics.Timer]
     private let factory: any MetricsFactory
 
@@ -29,6 +31,7 @@ struct TranslatorMetrics: Sendable {
         batchDuration = Metrics.Timer(label: "liveline_translator_batch_duration_seconds", factory: factory)
         queueWait = Metrics.Timer(label: "liveline_translator_queue_wait_seconds", factory: factory)
         downgraded = Counter(label: "liveline_translator_downgrades_total", factory: factory)
+        lateStarts = Counter(label: "liveline_translator_late_starts_total", factory: factory)
         var phases: [TranslatorPhase: Metrics.Timer] = [:]
         for phase in TranslatorPhase.allCases {
             phases[phase] = Metrics.Timer(
@@ -73,8 +76,6 @@ public enum TranslatorPhase: String, Sendable, CaseIterable {
     case translate
     /// The one `applyChanges` transaction, with the priority-10 budget it spends.
     case apply
-    /// Push-to-start marks (the budget is spent in `apply`, since 2026-11-27).
-    case spend
     /// Encoding and publishing jobs and dead letters, until every confirm.
     case publish
 }

@@ -77,9 +77,13 @@ public struct TranslatorService: Service {
             .translatorQueue: "\(topology.translate.name)", .shardHeld: "of \(topology.translate.shards)",
             .translatorPrefetch: "\(settings.prefetch)", .translatorBatchMaximum: "\(settings.maxBatchSize)",
         ]))
-        // A shard's consumer ends once cancelled and everything received was handed out;
-        // its pipeline then works through what it holds and returns.
-        try await leases.run { _, consumer in try await processBatches(from: consumer) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await startLateUntilShutdown() }
+            // A shard's consumer ends once cancelled and everything received was handed out;
+            // its pipeline then works through what it holds and returns.
+            try await leases.run { _, consumer in try await processBatches(from: consumer) }
+            group.cancelAll()
+        }
         logger.info("translator drained", metadata: ServiceLogKey.metadata([.translatorQueue: "\(topology.translate.name)"]))
     }
 
@@ -163,6 +167,25 @@ public struct TranslatorService: Service {
             try await inFlight.waitForAll()
         }
     }
+
+    /// Every ``TranslatorSettings/lateStartInterval``, starts the devices that came after
+    /// their live game's start, a round at a time while there are more. Every translator
+    /// runs it; the store hands each device to one of them.
+    private func startLateUntilShutdown() async {
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            do {
+                while try await processor.startLate(limit: Self.lateStartRound, now: Date()) == Self.lateStartRound {}
+            } catch {
+                logger.warning("could not send late starts; they are tried again", metadata: ServiceLogKey.metadata([
+                    .translatorError: "\(error)",
+                ]))
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: settings.lateStartInterval) }
+        }
+    }
+
+    /// Devices a late-start round claims: one publish slice's worth at most.
+    private static let lateStartRound = 500
 
     /// One batch being stored and up to two awaiting their confirms.
     private static let maximumBatchesInFlight = 3

@@ -56,6 +56,9 @@ public struct TranslatorSettings: Sendable, Hashable {
     /// How often the worker looks at the live workers and rebalances the shards it holds
     /// (``ShardLeases``). Default 1 s: a worker that joins or leaves is balanced within a few.
     public var balanceInterval: Duration
+    /// How often the worker looks for devices to start late into a live game: a fan who
+    /// followed one of its topics, or registered a device, after its start. Default 2 s.
+    public var lateStartInterval: Duration
 
     /// Creates settings; every argument has the documented default.
     public init(
@@ -64,9 +67,10 @@ public struct TranslatorSettings: Sendable, Hashable {
         publishAttempts: Int = 3, publishRetryDelay: Duration = .milliseconds(200),
         failureBackoff: Duration = .milliseconds(500), budgetWindowSeconds: Double = 3_600,
         parseConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount, publishSlice: Int = 4_096,
-        jobsPerMessage: Int = 16, balanceInterval: Duration = .seconds(1)
+        jobsPerMessage: Int = 16, balanceInterval: Duration = .seconds(1), lateStartInterval: Duration = .seconds(2)
     ) {
         self.balanceInterval = balanceInterval
+        self.lateStartInterval = lateStartInterval
         self.publishSlice = max(1, publishSlice)
         self.jobsPerMessage = max(1, jobsPerMessage)
         self.prefetch = prefetch

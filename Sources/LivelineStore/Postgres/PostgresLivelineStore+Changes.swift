@@ -44,9 +44,79 @@ extension PostgresLivelineStore {
                     outcomes[index] = applied.contains(id) ? .applied : ended.contains(id) ? .ended : .stale
                 }
             }
+            try await Self.recordStarts(of: changes, outcomes: outcomes, on: connection, logger: logger)
             try await Self.insertTrace(trace, on: connection, logger: logger)
             return outcomes
         }
+    }
+
+    /// The topics of each applied shared start, so followers who come after it are started late.
+    private static func recordStarts(
+        of changes: [ActivityChange], outcomes: [ChangeOutcome], on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        var topics: [String] = [], ids: [String] = [], readAt: [Int64] = []
+        for (change, outcome) in zip(changes, outcomes) where outcome == .applied {
+            guard let start = change.sharedStart else { continue }
+            for topic in start.topics {
+                topics.append(topic)
+                ids.append(change.activityID)
+                readAt.append(start.audienceReadAt.millisecondsSince1970)
+            }
+        }
+        guard !topics.isEmpty else { return }
+        try await connection.query("""
+            INSERT INTO start_topics (topic, activity_id, audience_read_ms)
+            SELECT * FROM unnest(\(topics)::text[], \(ids)::text[], \(readAt)::int8[])
+            ON CONFLICT DO NOTHING
+            """, logger: logger)
+    }
+
+    public func claimLateStarts(now: Date, startedAfter: Date, limit: Int) async throws -> [LateStart] {
+        let nowMS = now.millisecondsSince1970
+        let cutoff = startedAfter.millisecondsSince1970
+        let limit = Int64(limit)
+        try await query("""
+            DELETE FROM late_starts l USING activities a
+            WHERE a.id = l.activity_id AND (a.ended_ms IS NOT NULL OR a.started_ms <= \(cutoff))
+            """)
+        try await query("""
+            DELETE FROM start_topics s USING activities a
+            WHERE a.id = s.activity_id AND (a.ended_ms IS NOT NULL OR a.started_ms <= \(cutoff))
+            """)
+        // SKIP LOCKED: translators claiming at once take different rows rather than wait.
+        var starts: [LateStart] = []
+        for (activityID, userID, deviceID, type, token, registered, environment, osVersion) in try await query("""
+            WITH picked AS (
+                SELECT activity_id, user_id, device_id FROM late_starts
+                WHERE claimed_ms IS NULL ORDER BY queued_ms, activity_id, user_id, device_id LIMIT \(limit) FOR UPDATE SKIP LOCKED),
+            claimed AS (
+                UPDATE late_starts l SET claimed_ms = \(nowMS) FROM picked
+                WHERE l.activity_id = picked.activity_id AND l.user_id = picked.user_id AND l.device_id = picked.device_id
+                RETURNING l.activity_id, l.user_id, l.device_id, l.queued_ms)
+            SELECT c.activity_id, c.user_id, c.device_id, p.attributes_type, p.token, p.registered_ms, p.environment, p.os_version
+            FROM claimed c
+            JOIN activities a ON a.id = c.activity_id
+            JOIN push_to_start_tokens p
+                ON p.user_id = c.user_id AND p.attributes_type = a.attributes_type AND p.device_id = c.device_id
+            WHERE NOT EXISTS (SELECT 1 FROM preferences pr WHERE pr.user_id = c.user_id AND NOT pr.activities_enabled)
+            ORDER BY c.queued_ms, c.activity_id, c.user_id, c.device_id
+            """).decode((String, String, String, String, String, Int64, String, String?).self) {
+            starts.append(LateStart(activityID: activityID, token: PushToStartToken(
+                userID: userID, attributesType: type, deviceID: deviceID, token: token,
+                registeredAt: Date(millisecondsSince1970: registered), environment: APNsEnvironment(stored: environment),
+                osVersion: osVersion)))
+        }
+        return starts
+    }
+
+    public func releaseLateStarts(_ starts: [LateStart]) async throws {
+        guard !starts.isEmpty else { return }
+        let ids = starts.map(\.activityID), users = starts.map(\.token.userID), devices = starts.map(\.token.deviceID)
+        try await query("""
+            UPDATE late_starts l SET claimed_ms = NULL
+            FROM unnest(\(ids)::text[], \(users)::text[], \(devices)::text[]) AS i(activity_id, user_id, device_id)
+            WHERE l.activity_id = i.activity_id AND l.user_id = i.user_id AND l.device_id = i.device_id
+            """)
     }
 
     /// Splits changes into rounds holding at most one change per activity, in batch order: one
@@ -80,18 +150,20 @@ extension PostgresLivelineStore {
         let statuses = changes.map { $0.status ?? "" }
         let pushTimes = changes.map { $0.pushTimestamp ?? -1 }
         let startsSent = changes.map { $0.pushToStartSentAt?.millisecondsSince1970 ?? -1 }
+        let started = changes.map { $0.startedAt?.millisecondsSince1970 ?? -1 }
         let query: PostgresQuery = """
             INSERT INTO activities AS a (id, domain, attributes_type, user_id, attributes, content_state,
                                          last_event_ms, started_ms, ended_ms, end_reason,
                                          last_event_id, last_status, last_push_s, push_to_start_sent_ms)
             SELECT id, domain, attributes_type, user_id, NULLIF(attributes, ''), content_state,
-                   event_ms, event_ms, NULLIF(ended_ms, -1), NULLIF(end_reason, ''),
+                   event_ms, NULLIF(started_ms, -1), NULLIF(ended_ms, -1), NULLIF(end_reason, ''),
                    NULLIF(event_id, ''), NULLIF(status, ''), NULLIF(push_s, -1), NULLIF(start_sent_ms, -1)
             FROM unnest(\(ids)::text[], \(domains)::text[], \(types)::text[], \(users)::text[], \(attributes)::text[],
                         \(states)::text[], \(times)::int8[], \(endTimes)::int8[], \(endReasons)::text[],
-                        \(eventIDs)::text[], \(statuses)::text[], \(pushTimes)::int8[], \(startsSent)::int8[])
+                        \(eventIDs)::text[], \(statuses)::text[], \(pushTimes)::int8[], \(startsSent)::int8[],
+                        \(started)::int8[])
                  AS i(id, domain, attributes_type, user_id, attributes, content_state, event_ms, ended_ms, end_reason,
-                      event_id, status, push_s, start_sent_ms)
+                      event_id, status, push_s, start_sent_ms, started_ms)
             ORDER BY id
             ON CONFLICT (id) DO UPDATE SET
                 domain = EXCLUDED.domain,
@@ -142,28 +214,15 @@ extension PostgresLivelineStore {
         return spent
     }
 
-    public func markPushToStartTokensUsed(_ tokens: [String], attributesType: String, at: Date) async throws -> Set<String> {
-        guard !tokens.isEmpty else { return [] }
-        let ms = at.millisecondsSince1970
-        var marked: Set<String> = []
-        for token in try await query("""
-            UPDATE push_to_start_tokens SET used_ms = \(ms)
-            WHERE attributes_type = \(attributesType) AND used_ms IS NULL AND token = ANY(\(tokens)::text[])
-            RETURNING token
-            """).decode(String.self) {
-            marked.insert(token)
-        }
-        return marked
-    }
-
     public func audience(topics: [String], attributesType: String) async throws -> [PushToStartToken] {
         guard !topics.isEmpty else { return [] }
         var audience: [PushToStartToken] = []
         for (userID, deviceID, token, registered, environment, osVersion) in try await query("""
             SELECT p.user_id, p.device_id, p.token, p.registered_ms, p.environment, p.os_version
             FROM push_to_start_tokens p
-            WHERE p.attributes_type = \(attributesType) AND p.used_ms IS NULL
+            WHERE p.attributes_type = \(attributesType)
               AND p.user_id IN (SELECT f.user_id FROM follows f WHERE f.topic = ANY(\(topics)::text[]))
+              AND NOT EXISTS (SELECT 1 FROM preferences pr WHERE pr.user_id = p.user_id AND NOT pr.activities_enabled)
             ORDER BY p.user_id, p.device_id
             """).decode((String, String, String, Int64, String, String?).self) {
             audience.append(PushToStartToken(

@@ -123,6 +123,39 @@ extension PostgresLivelineStore {
         return lines
     }
 
+    public func traceTail(activityID: String, matching filter: TraceFilter, limit: Int) async throws -> TraceTail {
+        let kinds = filter.kinds.map(\.rawValue).sorted()
+        let text = filter.detailContains ?? ""
+        // strpos, not LIKE: % and _ in the text are not wildcards. One statement, so the count
+        // and the lines come from one snapshot.
+        let conditions = """
+            activity_id = $1 AND (cardinality($2::text[]) = 0 OR kind = ANY($2::text[])) AND ($3 = '' OR strpos(detail, $3) > 0)
+            """
+        var bindings = PostgresBindings(capacity: 4)
+        bindings.append(activityID)
+        bindings.append(kinds)
+        bindings.append(text)
+        bindings.append(Int64(max(0, limit)))
+        let query = PostgresQuery(
+            unsafeSQL: """
+                SELECT seq, at_ms, kind, detail, (SELECT count(*) FROM activity_trace WHERE \(conditions))
+                FROM activity_trace WHERE \(conditions)
+                ORDER BY at_ms DESC, seq DESC LIMIT $4
+                """,
+            binds: bindings)
+        var lines: [TraceLine] = []
+        var matching = 0
+        for (seq, at, kind, detail, count) in try await self.query(query).decode((Int64, Int64, String, String, Int64).self) {
+            matching = Int(count)
+            lines.append(TraceLine(
+                sequence: seq,
+                entry: TraceEntry(
+                    activityID: activityID, at: Date(millisecondsSince1970: at), kind: TraceEntry.Kind(stored: kind),
+                    detail: detail)))
+        }
+        return TraceTail(lines: lines.reversed(), matching: matching)
+    }
+
     /// `sql` with its `?` placeholders numbered for PostgreSQL and `values` bound to them.
     private static func query(_ sql: String, _ values: [DeadLetterQuery.Value]) -> PostgresQuery {
         var numbered = ""

@@ -6,6 +6,20 @@ import PostgresNIO
 extension PostgresLivelineStore {
     // MARK: Channels
 
+    public func recordCreatedChannel(_ channelID: String, at: Date) async throws {
+        let ms = at.millisecondsSince1970
+        try await query("INSERT INTO created_channels (channel_id, created_ms) VALUES (\(channelID), \(ms)) ON CONFLICT DO NOTHING")
+    }
+
+    public func createdChannelIDs() async throws -> Set<String> {
+        Set(try await query("SELECT channel_id FROM created_channels").decode(String.self))
+    }
+
+    public func forgetCreatedChannels(_ channelIDs: [String]) async throws {
+        guard !channelIDs.isEmpty else { return }
+        try await query("DELETE FROM created_channels WHERE channel_id = ANY(\(channelIDs)::text[])")
+    }
+
     public func createChannel(_ channel: BroadcastChannel) async throws -> ChannelCreation {
         let created = channel.createdAt.millisecondsSince1970
         // Replaces only a deleted row, so a live channel stored by another worker wins.
@@ -44,15 +58,18 @@ extension PostgresLivelineStore {
         return ids
     }
 
-    public func channelsToSweep(endedBefore: Date, startedBefore: Date, limit: Int) async throws -> [BroadcastChannel] {
+    public func channelsToSweep(endedBefore: Date, startedBefore: Date, idleBefore: Date, limit: Int) async throws -> [BroadcastChannel] {
         let ended = endedBefore.millisecondsSince1970
         let started = startedBefore.millisecondsSince1970
+        let idle = idleBefore.millisecondsSince1970
         var channels: [BroadcastChannel] = []
         for (domain, key, channelID, created) in try await query("""
             SELECT c.domain, c.key, c.channel_id, c.created_ms
             FROM channels c LEFT JOIN activities a ON a.id = c.key AND a.domain = c.domain
             WHERE c.deleted_ms IS NULL
-              AND (a.ended_ms < \(ended) OR COALESCE(a.started_ms, c.created_ms) < \(started))
+              AND (a.ended_ms < \(ended) OR a.started_ms < \(started)
+                   OR (a.id IS NULL AND c.created_ms < \(started))
+                   OR (a.started_ms IS NULL AND a.ended_ms IS NULL AND COALESCE(a.last_event_ms, c.created_ms) < \(idle)))
             ORDER BY c.created_ms LIMIT \(Int64(limit))
             """).decode((String, String, String, Int64).self) {
             channels.append(BroadcastChannel(
@@ -64,8 +81,11 @@ extension PostgresLivelineStore {
     public func markChannelDeleted(domain: String, key: String, at: Date) async throws -> Bool {
         let ms = at.millisecondsSince1970
         return try await first(String.self, """
-            UPDATE channels SET deleted_ms = \(ms) WHERE domain = \(domain) AND key = \(key) AND deleted_ms IS NULL
-            RETURNING channel_id
+            WITH deleted AS (
+                UPDATE channels SET deleted_ms = \(ms) WHERE domain = \(domain) AND key = \(key) AND deleted_ms IS NULL
+                RETURNING channel_id),
+            forgotten AS (DELETE FROM created_channels WHERE channel_id IN (SELECT channel_id FROM deleted))
+            SELECT channel_id FROM deleted
             """) != nil
     }
 
@@ -95,11 +115,81 @@ extension PostgresLivelineStore {
         return entries
     }
 
-    public func pruneTrace(olderThan cutoff: Date) async throws -> Int {
+    public func prune(_ cutoffs: RetentionCutoffs, limit: Int) async throws -> PruneCounts {
+        let limit = Int64(limit)
+        var counts = PruneCounts()
+        // SKIP LOCKED: a row a translator, sender or api request holds is left for the next
+        // prune rather than waited on.
+        counts.traceLines = try await pruneLog("activity_trace", before: cutoffs.traceBefore, limit: limit)
+        let activities = cutoffs.activitiesBefore.millisecondsSince1970
+        // Ended ones through their index; then, only if those were fewer than the limit, the
+        // ones that stopped without an end (rare: a producer that never sent one), by a scan.
+        counts += try await pruneActivities(
+            "SELECT id FROM activities WHERE ended_ms < \(activities) LIMIT \(limit) FOR UPDATE SKIP LOCKED")
+        if Int64(counts.activities) < limit {
+            counts += try await pruneActivities("""
+                SELECT id FROM activities WHERE ended_ms IS NULL AND COALESCE(started_ms, last_event_ms) < \(activities)
+                LIMIT \(limit - Int64(counts.activities)) FOR UPDATE SKIP LOCKED
+                """)
+        }
+        let tokens = cutoffs.pushToStartTokensBefore.millisecondsSince1970
+        counts.pushToStartTokens = try await count("""
+            WITH d AS (DELETE FROM push_to_start_tokens WHERE (user_id, attributes_type, device_id) IN (
+                SELECT user_id, attributes_type, device_id FROM push_to_start_tokens WHERE registered_ms < \(tokens)
+                LIMIT \(limit) FOR UPDATE SKIP LOCKED) RETURNING 1)
+            SELECT count(*) FROM d
+            """)
+        let letters = cutoffs.deadLettersBefore.millisecondsSince1970
+        counts.deadLetters = try await count("""
+            WITH d AS (DELETE FROM dead_letters WHERE id IN (
+                SELECT id FROM dead_letters WHERE last_failed_ms < \(letters) LIMIT \(limit) FOR UPDATE SKIP LOCKED) RETURNING 1)
+            SELECT count(*) FROM d
+            """)
+        let follows = cutoffs.followsBefore.millisecondsSince1970
+        counts.follows = try await count("""
+            WITH d AS (DELETE FROM follows WHERE (user_id, topic) IN (
+                SELECT f.user_id, f.topic FROM follows f
+                WHERE f.followed_ms < \(follows)
+                  AND NOT EXISTS (SELECT 1 FROM push_to_start_tokens p WHERE p.user_id = f.user_id)
+                LIMIT \(limit) FOR UPDATE OF f SKIP LOCKED) RETURNING 1)
+            SELECT count(*) FROM d
+            """)
+        counts.auditEntries = try await pruneLog("audit", before: cutoffs.auditBefore, limit: limit)
+        return counts
+    }
+
+    /// Deletes up to `limit` rows written before `cutoff` from an append-only log (`seq`, `at_ms`).
+    private func pruneLog(_ table: String, before cutoff: Date, limit: Int64) async throws -> Int {
         let ms = cutoff.millisecondsSince1970
-        return try await first(Int64.self, """
-            WITH d AS (DELETE FROM activity_trace WHERE at_ms < \(ms) RETURNING 1) SELECT count(*) FROM d
-            """).map(Int.init) ?? 0
+        return try await count("""
+            WITH d AS (DELETE FROM \(unescaped: table) WHERE seq IN (
+                SELECT seq FROM \(unescaped: table) WHERE at_ms < \(ms) LIMIT \(limit) FOR UPDATE SKIP LOCKED) RETURNING 1)
+            SELECT count(*) FROM d
+            """)
+    }
+
+    /// Deletes the activities `picked` selects, with their update tokens, late starts, start
+    /// topics and the records of their deleted channels.
+    private func pruneActivities(_ picked: String) async throws -> PruneCounts {
+        var counts = PruneCounts()
+        for (gone, tokens, channels) in try await query("""
+            WITH picked AS (\(unescaped: picked)),
+            tokens AS (DELETE FROM update_tokens WHERE activity_id IN (SELECT id FROM picked) RETURNING 1),
+            channels AS (DELETE FROM channels WHERE key IN (SELECT id FROM picked) AND deleted_ms IS NOT NULL RETURNING 1),
+            late AS (DELETE FROM late_starts WHERE activity_id IN (SELECT id FROM picked)),
+            topics AS (DELETE FROM start_topics WHERE activity_id IN (SELECT id FROM picked)),
+            gone AS (DELETE FROM activities WHERE id IN (SELECT id FROM picked) RETURNING 1)
+            SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM tokens), (SELECT count(*) FROM channels)
+            """).decode((Int64, Int64, Int64).self) {
+            counts.activities = Int(gone)
+            counts.updateTokens = Int(tokens)
+            counts.channels = Int(channels)
+        }
+        return counts
+    }
+
+    private func count(_ query: PostgresQuery) async throws -> Int {
+        try await first(Int64.self, query).map(Int.init) ?? 0
     }
 
     // MARK: Preferences and reconciliation

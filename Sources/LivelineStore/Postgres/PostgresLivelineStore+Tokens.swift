@@ -57,16 +57,27 @@ extension PostgresLivelineStore {
 
     public func registerPushToStartToken(_ token: PushToStartToken) async throws {
         let registered = token.registeredAt.millisecondsSince1970
-        let used = token.usedAt?.millisecondsSince1970
         let environment = token.environment.rawValue
-        try await query("""
+        // xmax is 0 on a row the statement inserted, not on one it updated.
+        guard try await first(Bool.self, """
             INSERT INTO push_to_start_tokens
-                (user_id, attributes_type, device_id, token, registered_ms, used_ms, environment, os_version)
-            VALUES (\(token.userID), \(token.attributesType), \(token.deviceID), \(token.token), \(registered), \(used),
+                (user_id, attributes_type, device_id, token, registered_ms, environment, os_version)
+            VALUES (\(token.userID), \(token.attributesType), \(token.deviceID), \(token.token), \(registered),
                     \(environment), \(token.osVersion))
             ON CONFLICT (user_id, attributes_type, device_id) DO UPDATE SET token = EXCLUDED.token,
-                registered_ms = EXCLUDED.registered_ms, used_ms = EXCLUDED.used_ms, environment = EXCLUDED.environment,
+                registered_ms = EXCLUDED.registered_ms, environment = EXCLUDED.environment,
                 os_version = EXCLUDED.os_version
+            RETURNING xmax = 0
+            """) == true else { return }
+        // A device new to the user was in no live game's audience: queue it for those the user follows.
+        try await query("""
+            INSERT INTO late_starts (activity_id, user_id, device_id, queued_ms)
+            SELECT DISTINCT st.activity_id, \(token.userID), \(token.deviceID), \(registered)
+            FROM follows f
+            JOIN start_topics st ON st.topic = f.topic
+            JOIN activities a ON a.id = st.activity_id
+            WHERE f.user_id = \(token.userID) AND a.attributes_type = \(token.attributesType) AND a.ended_ms IS NULL
+            ON CONFLICT DO NOTHING
             """)
     }
 
@@ -81,10 +92,25 @@ extension PostgresLivelineStore {
 
     public func follow(userID: String, topic: String, at: Date) async throws -> Bool {
         let ms = at.millisecondsSince1970
-        return try await first(String.self, """
+        guard try await first(String.self, """
             INSERT INTO follows (user_id, topic, followed_ms) VALUES (\(userID), \(topic), \(ms))
             ON CONFLICT DO NOTHING RETURNING topic
-            """) != nil
+            """) != nil else { return false }
+        // Each live game whose start named the topic, unless the user was in its audience
+        // through another of its topics followed before the audience was read.
+        try await query("""
+            INSERT INTO late_starts (activity_id, user_id, device_id, queued_ms)
+            SELECT st.activity_id, \(userID), p.device_id, \(ms)
+            FROM start_topics st
+            JOIN activities a ON a.id = st.activity_id
+            JOIN push_to_start_tokens p ON p.user_id = \(userID) AND p.attributes_type = a.attributes_type
+            WHERE st.topic = \(topic) AND a.ended_ms IS NULL
+              AND NOT EXISTS (
+                  SELECT 1 FROM follows f JOIN start_topics s2 ON s2.activity_id = st.activity_id AND s2.topic = f.topic
+                  WHERE f.user_id = \(userID) AND f.followed_ms < s2.audience_read_ms)
+            ON CONFLICT DO NOTHING
+            """)
+        return true
     }
 
     public func unfollow(userID: String, topic: String) async throws -> Bool {

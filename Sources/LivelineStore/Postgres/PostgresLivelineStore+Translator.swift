@@ -25,7 +25,6 @@ extension PostgresLivelineStore {
                    ARRAY(SELECT p.device_id FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
                    ARRAY(SELECT p.token FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
                    ARRAY(SELECT p.registered_ms FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
-                   ARRAY(SELECT COALESCE(p.used_ms, -1) FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
                    ARRAY(SELECT p.environment FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
                    ARRAY(SELECT COALESCE(p.os_version, '') FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
                    pr.activities_enabled, pr.frequent_pushes_enabled
@@ -40,13 +39,13 @@ extension PostgresLivelineStore {
                  domain, type, owner, attributes, contentState, lastEvent, started, ended, endReason, spent, window,
                  lastEventID, lastStatus, lastPush, startSent,
                  deviceIDs, tokens, registered, environments,
-                 startDevices, startTokens, startRegistered, startUsed, startEnvironments, startOS,
+                 startDevices, startTokens, startRegistered, startEnvironments, startOS,
                  enabled, frequent) = try row.decode(
                 (String, String, String,
                  String?, String?, String?, String?, String?, Int64?, Int64?, Int64?, String?, Int64?, Int64?,
                  String?, String?, Int64?, Int64?,
                  [String], [String], [Int64], [String],
-                 [String], [String], [Int64], [Int64], [String], [String], Bool?, Bool?).self)
+                 [String], [String], [Int64], [String], [String], Bool?, Bool?).self)
             var activity: ActivityRecord?
             if let domain, let type, let owner {
                 activity = ActivityRecord(
@@ -71,7 +70,6 @@ extension PostgresLivelineStore {
                 PushToStartToken(
                     userID: userID, attributesType: attributesType, deviceID: startDevices[index], token: startTokens[index],
                     registeredAt: Date(millisecondsSince1970: startRegistered[index]),
-                    usedAt: startUsed[index] < 0 ? nil : Date(millisecondsSince1970: startUsed[index]),
                     environment: APNsEnvironment(stored: startEnvironments[index]),
                     osVersion: startOS[index].isEmpty ? nil : startOS[index])
             }

@@ -148,6 +148,66 @@ enum PostgresSchema {
             """,
             "CREATE INDEX follows_topic ON follows (topic, user_id)",
         ]),
+        // The topics a shared activity's start named, and the devices that came after it:
+        // a fan who follows a live game's team, or registers a new device, is started late, once
+        // (a row stays after its start is sent, so that a second follow does not start it again).
+        Migration(version: 6, statements: [
+            """
+            CREATE TABLE start_topics (
+                topic TEXT NOT NULL,
+                activity_id TEXT NOT NULL,
+                audience_read_ms BIGINT NOT NULL,
+                PRIMARY KEY (topic, activity_id)
+            )
+            """,
+            """
+            CREATE TABLE late_starts (
+                activity_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                queued_ms BIGINT NOT NULL,
+                claimed_ms BIGINT,
+                PRIMARY KEY (activity_id, user_id, device_id)
+            )
+            """,
+            "CREATE INDEX late_starts_waiting ON late_starts (queued_ms) WHERE claimed_ms IS NULL",
+        ]),
+        // The channels this deployment created at APNs and has not deleted there: the only ones
+        // its orphan sweep may delete, so deployments sharing an app never delete each other's.
+        Migration(version: 7, statements: [
+            """
+            CREATE TABLE created_channels (
+                channel_id TEXT PRIMARY KEY,
+                created_ms BIGINT NOT NULL
+            )
+            """,
+            """
+            INSERT INTO created_channels (channel_id, created_ms)
+                SELECT channel_id, created_ms FROM channels WHERE deleted_ms IS NULL
+            """,
+        ]),
+        // What retention deletes by time (ActivityStore.prune): ended activities (a partial
+        // index: a live activity is not in it, so its events do not maintain it) and
+        // push-to-start tokens by when they were last registered.
+        Migration(version: 8, statements: [
+            "CREATE INDEX activities_ended ON activities (ended_ms) WHERE ended_ms IS NOT NULL",
+            "CREATE INDEX push_to_start_tokens_registered ON push_to_start_tokens (registered_ms)",
+        ]),
+        // Who ran which on-call command, with which choices, and what it did (`liveline audit`).
+        Migration(version: 9, statements: [
+            """
+            CREATE TABLE audit (
+                seq BIGSERIAL PRIMARY KEY,
+                at_ms BIGINT NOT NULL,
+                actor TEXT NOT NULL,
+                actor_source TEXT NOT NULL,
+                command TEXT NOT NULL,
+                parameters TEXT NOT NULL,
+                outcome TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX audit_at ON audit (at_ms)",
+        ]),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

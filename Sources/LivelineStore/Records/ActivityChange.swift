@@ -23,6 +23,24 @@ public struct ActivityChange: Sendable, Hashable {
     public var pushTimestamp: Int64?
     /// When a push-to-start went out for the activity; the first one stored stays.
     public var pushToStartSentAt: Date?
+    /// When the first push that started the activity on a device went out; the first one
+    /// stored stays, and nil keeps what is stored (an activity not started yet).
+    public var startedAt: Date?
+    /// On the change of a shared activity's start: whose followers it started. Followers who
+    /// come after it are started late (``ActivityStore/claimLateStarts(now:startedAfter:limit:)``).
+    public var sharedStart: SharedStart?
+
+    /// The topics a shared activity's start named, and when its audience was read: a user who
+    /// follows one of them from then on was not in it.
+    public struct SharedStart: Sendable, Hashable {
+        public var topics: [String]
+        public var audienceReadAt: Date
+
+        public init(topics: [String], audienceReadAt: Date) {
+            self.topics = topics
+            self.audienceReadAt = audienceReadAt
+        }
+    }
 
     /// How an activity ended.
     public struct End: Sendable, Hashable {
@@ -37,7 +55,8 @@ public struct ActivityChange: Sendable, Hashable {
     public init(
         activityID: String, domain: String, attributesType: String, userID: String,
         attributes: String? = nil, contentState: String, eventTime: Date, end: End? = nil,
-        eventID: String? = nil, status: String? = nil, pushTimestamp: Int64? = nil, pushToStartSentAt: Date? = nil
+        eventID: String? = nil, status: String? = nil, pushTimestamp: Int64? = nil, pushToStartSentAt: Date? = nil,
+        startedAt: Date? = nil, sharedStart: SharedStart? = nil
     ) {
         self.activityID = activityID
         self.domain = domain
@@ -51,5 +70,7 @@ public struct ActivityChange: Sendable, Hashable {
         self.status = status
         self.pushTimestamp = pushTimestamp
         self.pushToStartSentAt = pushToStartSentAt
+        self.startedAt = startedAt
+        self.sharedStart = sharedStart
     }
 }

@@ -4,7 +4,9 @@ import LivelineModels
 /// The token that lets the server start an activity of one attributes type on one of a
 /// user's devices. Each device has its own, so every device of the user can be started.
 ///
-/// APNs invalidates it once used, so `usedAt` marks it spent until the app registers a new one.
+/// It starts as many activities as the app is sent, until the app registers its
+/// replacement (`pushToStartTokenUpdates` yields a new one) or APNs answers 410 for it.
+/// Apple documents no single use, and two games that start at once must both reach a fan.
 public struct PushToStartToken: Sendable, Hashable, Codable {
     public var userID: String
     public var attributesType: String
@@ -13,8 +15,6 @@ public struct PushToStartToken: Sendable, Hashable, Codable {
     /// Lower-case hex.
     public var token: String
     public var registeredAt: Date
-    /// When a start push was sent with it; `nil` while it is still usable.
-    public var usedAt: Date?
     /// Which APNs host accepts the token.
     public var environment: APNsEnvironment
     /// The device's iOS version as the app reported it (`18.1`), nil if it did not: a
@@ -26,18 +26,14 @@ public struct PushToStartToken: Sendable, Hashable, Codable {
 
     public init(
         userID: String, attributesType: String, deviceID: String = PushToStartToken.defaultDeviceID, token: String,
-        registeredAt: Date, usedAt: Date? = nil, environment: APNsEnvironment = .production, osVersion: String? = nil
+        registeredAt: Date, environment: APNsEnvironment = .production, osVersion: String? = nil
     ) {
         self.userID = userID
         self.attributesType = attributesType
         self.deviceID = deviceID
         self.token = token
         self.registeredAt = registeredAt
-        self.usedAt = usedAt
         self.environment = environment
         self.osVersion = osVersion
     }
-
-    /// Whether a start push may still be sent with it.
-    public var isUsable: Bool { usedAt == nil }
 }

@@ -130,6 +130,35 @@ extension SQLiteLivelineStore {
         }
     }
 
+    public func traceTail(activityID: String, matching filter: TraceFilter, limit: Int) async throws -> TraceTail {
+        let kinds = filter.kinds.map(\.rawValue).sorted()
+        let text = filter.detailContains.flatMap { $0.isEmpty ? nil : $0 }
+        var conditions = "activity_id = ?"
+        if !kinds.isEmpty { conditions += " AND kind IN (\(Array(repeating: "?", count: kinds.count).joined(separator: ", ")))" }
+        // instr, not LIKE: LIKE ignores ASCII case and reads % and _ as wildcards.
+        if text != nil { conditions += " AND instr(detail, ?) > 0" }
+        let sql = conditions
+        return try await pool.read { db in
+            let arguments = StatementArguments([activityID] + kinds + (text.map { [$0] } ?? []))
+            // One read transaction: the count and the lines agree.
+            let matching = try Int.fetchOne(db, sql: "SELECT count(*) FROM activity_trace WHERE \(sql)", arguments: arguments) ?? 0
+            let rows = try Row.fetchAll(
+                db, sql: """
+                    SELECT seq, at_ms, kind, detail FROM activity_trace WHERE \(sql)
+                    ORDER BY at_ms DESC, seq DESC LIMIT ?
+                    """,
+                arguments: arguments + [max(0, limit)])
+            let lines = rows.reversed().map { row in
+                TraceLine(
+                    sequence: row[0],
+                    entry: TraceEntry(
+                        activityID: activityID, at: Date(millisecondsSince1970: row[1]),
+                        kind: TraceEntry.Kind(stored: row[2]), detail: row[3]))
+            }
+            return TraceTail(lines: lines, matching: matching)
+        }
+    }
+
     private static func arguments(_ values: [DeadLetterQuery.Value]) -> StatementArguments {
         StatementArguments(values.map { value -> any DatabaseValueConvertible in
             switch value {

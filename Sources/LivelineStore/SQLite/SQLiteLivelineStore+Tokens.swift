@@ -49,16 +49,33 @@ extension SQLiteLivelineStore {
 
     public func registerPushToStartToken(_ token: PushToStartToken) async throws {
         try await write { db in
+            let isNewDevice = try Bool.fetchOne(db.cachedStatement(sql: """
+                SELECT NOT EXISTS (SELECT 1 FROM push_to_start_tokens WHERE user_id = ? AND attributes_type = ? AND device_id = ?)
+                """), arguments: [token.userID, token.attributesType, token.deviceID]) ?? false
             try db.cachedStatement(sql: """
                 INSERT INTO push_to_start_tokens
-                    (user_id, attributes_type, device_id, token, registered_ms, used_ms, environment, os_version)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    (user_id, attributes_type, device_id, token, registered_ms, environment, os_version)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (user_id, attributes_type, device_id) DO UPDATE SET token = excluded.token,
-                    registered_ms = excluded.registered_ms, used_ms = excluded.used_ms, environment = excluded.environment,
+                    registered_ms = excluded.registered_ms, environment = excluded.environment,
                     os_version = excluded.os_version
                 """).execute(arguments: [
                     token.userID, token.attributesType, token.deviceID, token.token, token.registeredAt.millisecondsSince1970,
-                    token.usedAt?.millisecondsSince1970, token.environment.rawValue, token.osVersion,
+                    token.environment.rawValue, token.osVersion,
+                ])
+            guard isNewDevice else { return }
+            // A device new to the user was in no live game's audience: queue it for those the
+            // user follows.
+            try db.cachedStatement(sql: """
+                INSERT INTO late_starts (activity_id, user_id, device_id, queued_ms)
+                SELECT DISTINCT st.activity_id, ?1, ?3, ?4
+                FROM follows f
+                JOIN start_topics st ON st.topic = f.topic
+                JOIN activities a ON a.id = st.activity_id
+                WHERE f.user_id = ?1 AND a.attributes_type = ?2 AND a.ended_ms IS NULL
+                ON CONFLICT DO NOTHING
+                """).execute(arguments: [
+                    token.userID, token.attributesType, token.deviceID, token.registeredAt.millisecondsSince1970,
                 ])
         }
     }
@@ -77,7 +94,22 @@ extension SQLiteLivelineStore {
             try db.execute(
                 sql: "INSERT INTO follows (user_id, topic, followed_ms) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 arguments: [userID, topic, at.millisecondsSince1970])
-            return db.changesCount > 0
+            guard db.changesCount > 0 else { return false }
+            // Each live game whose start named the topic, unless the user was in its audience
+            // through another of its topics followed before the audience was read.
+            try db.cachedStatement(sql: """
+                INSERT INTO late_starts (activity_id, user_id, device_id, queued_ms)
+                SELECT st.activity_id, ?1, p.device_id, ?3
+                FROM start_topics st
+                JOIN activities a ON a.id = st.activity_id
+                JOIN push_to_start_tokens p ON p.user_id = ?1 AND p.attributes_type = a.attributes_type
+                WHERE st.topic = ?2 AND a.ended_ms IS NULL
+                  AND NOT EXISTS (
+                      SELECT 1 FROM follows f JOIN start_topics s2 ON s2.activity_id = st.activity_id AND s2.topic = f.topic
+                      WHERE f.user_id = ?1 AND f.followed_ms < s2.audience_read_ms)
+                ON CONFLICT DO NOTHING
+                """).execute(arguments: [userID, topic, at.millisecondsSince1970])
+            return true
         }
     }
 

@@ -143,7 +143,7 @@ extension SQLiteLivelineStore {
             INSERT INTO activities (id, domain, attributes_type, user_id, attributes, content_state,
                                     last_event_ms, started_ms, ended_ms, end_reason,
                                     last_event_id, last_status, last_push_s, push_to_start_sent_ms)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?14, ?8, ?9, ?10, ?11, ?12, ?13)
             ON CONFLICT (id) DO UPDATE SET
                 domain = excluded.domain,
                 attributes_type = excluded.attributes_type,
@@ -179,9 +179,11 @@ extension SQLiteLivelineStore {
                 bindings.bind(11, change.status)
                 bindings.bind(12, change.pushTimestamp)
                 bindings.bind(13, change.pushToStartSentAt?.millisecondsSince1970)
+                bindings.bind(14, change.startedAt?.millisecondsSince1970)
             }
             if db.changesCount > 0 {
                 outcomes.append(.applied)
+                if let start = change.sharedStart { try Self.recordStart(start, of: change.activityID, in: db) }
             } else {
                 let ended = try Bool.fetchOne(endedCheck, arguments: [change.activityID]) ?? false
                 outcomes.append(ended ? .ended : .stale)
@@ -216,39 +218,97 @@ extension SQLiteLivelineStore {
         return spent
     }
 
-    public func markPushToStartTokensUsed(_ tokens: [String], attributesType: String, at: Date) async throws -> Set<String> {
-        guard !tokens.isEmpty else { return [] }
-        return try await writeHere { db in
-            let rows = try String.fetchAll(db.cachedStatement(sql: """
-                UPDATE push_to_start_tokens SET used_ms = ?
-                WHERE attributes_type = ? AND used_ms IS NULL AND token IN (SELECT value FROM json_each(?))
-                RETURNING token
-                """), arguments: [at.millisecondsSince1970, attributesType, Self.json(tokens)])
-            return Set(rows)
-        }
-    }
-
     public func audience(topics: [String], attributesType: String) async throws -> [PushToStartToken] {
         guard !topics.isEmpty else { return [] }
         return try await pool.read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT \(Self.pushToStartColumns)
                 FROM push_to_start_tokens p
-                WHERE p.attributes_type = ? AND p.used_ms IS NULL
+                WHERE p.attributes_type = ?
                   AND p.user_id IN (SELECT f.user_id FROM follows f WHERE f.topic IN (SELECT value FROM json_each(?)))
+                  AND NOT EXISTS (SELECT 1 FROM preferences pr WHERE pr.user_id = p.user_id AND pr.activities_enabled = 0)
                 ORDER BY p.user_id, p.device_id
-                """), arguments: [attributesType, Self.json(topics)]).map(Self.pushToStartToken(from:))
+                """), arguments: [attributesType, Self.json(topics)]).map { Self.pushToStartToken(from: $0) }
+        }
+    }
+
+    private static func recordStart(_ start: ActivityChange.SharedStart, of activityID: String, in db: Database) throws {
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO start_topics (topic, activity_id, audience_read_ms) VALUES (?, ?, ?) ON CONFLICT DO NOTHING
+            """)
+        for topic in start.topics {
+            try insert.execute(arguments: [topic, activityID, start.audienceReadAt.millisecondsSince1970])
+        }
+    }
+
+    public func claimLateStarts(now: Date, startedAfter: Date, limit: Int) async throws -> [LateStart] {
+        let nowMS = now.millisecondsSince1970
+        let cutoff = startedAfter.millisecondsSince1970
+        // Every translator asks every few seconds: the write lock is taken only when there is
+        // something to claim or to drop.
+        let due = try await pool.read { db in
+            try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM late_starts WHERE claimed_ms IS NULL)
+                    OR EXISTS (SELECT 1 FROM start_topics s JOIN activities a ON a.id = s.activity_id
+                               WHERE a.ended_ms IS NOT NULL OR a.started_ms <= ?)
+                """, arguments: [cutoff]) ?? false
+        }
+        guard due else { return [] }
+        return try await write { db in
+            for table in ["late_starts", "start_topics"] {
+                try db.execute(sql: """
+                    DELETE FROM \(table) WHERE activity_id IN (
+                        SELECT a.id FROM activities a WHERE a.id IN (SELECT activity_id FROM \(table))
+                          AND (a.ended_ms IS NOT NULL OR a.started_ms <= ?))
+                    """, arguments: [cutoff])
+            }
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT l.activity_id, l.user_id, l.device_id, p.token IS NOT NULL
+                       AND NOT EXISTS (SELECT 1 FROM preferences pr WHERE pr.user_id = l.user_id AND pr.activities_enabled = 0),
+                       \(Self.pushToStartColumns)
+                FROM late_starts l
+                JOIN activities a ON a.id = l.activity_id
+                LEFT JOIN push_to_start_tokens p
+                    ON p.user_id = l.user_id AND p.attributes_type = a.attributes_type AND p.device_id = l.device_id
+                WHERE l.claimed_ms IS NULL
+                ORDER BY l.queued_ms, l.activity_id, l.user_id, l.device_id
+                LIMIT ?
+                """, arguments: [limit])
+            let claim = try db.cachedStatement(sql: """
+                UPDATE late_starts SET claimed_ms = ? WHERE activity_id = ? AND user_id = ? AND device_id = ?
+                """)
+            var starts: [LateStart] = []
+            for row in rows {
+                let (activityID, userID, deviceID): (String, String, String) = (row[0], row[1], row[2])
+                try claim.execute(arguments: [nowMS, activityID, userID, deviceID])
+                if row[3] as Bool {
+                    starts.append(LateStart(activityID: activityID, token: Self.pushToStartToken(from: row, at: 4)))
+                }
+            }
+            return starts
+        }
+    }
+
+    public func releaseLateStarts(_ starts: [LateStart]) async throws {
+        guard !starts.isEmpty else { return }
+        try await write { db in
+            let release = try db.cachedStatement(sql: """
+                UPDATE late_starts SET claimed_ms = NULL WHERE activity_id = ? AND user_id = ? AND device_id = ?
+                """)
+            for start in starts {
+                try release.execute(arguments: [start.activityID, start.token.userID, start.token.deviceID])
+            }
         }
     }
 
     static let pushToStartColumns =
-        "p.user_id, p.attributes_type, p.device_id, p.token, p.registered_ms, p.used_ms, p.environment, p.os_version"
+        "p.user_id, p.attributes_type, p.device_id, p.token, p.registered_ms, p.environment, p.os_version"
 
-    static func pushToStartToken(from row: Row) -> PushToStartToken {
+    /// The token in ``pushToStartColumns``, read from column `first` on.
+    static func pushToStartToken(from row: Row, at first: Int = 0) -> PushToStartToken {
         PushToStartToken(
-            userID: row[0], attributesType: row[1], deviceID: row[2], token: row[3],
-            registeredAt: Date(millisecondsSince1970: row[4]),
-            usedAt: (row[5] as Int64?).map(Date.init(millisecondsSince1970:)), environment: APNsEnvironment(stored: row[6]),
-            osVersion: row[7])
+            userID: row[first], attributesType: row[first + 1], deviceID: row[first + 2], token: row[first + 3],
+            registeredAt: Date(millisecondsSince1970: row[first + 4]),
+            environment: APNsEnvironment(stored: row[first + 5]), osVersion: row[first + 6])
     }
 }

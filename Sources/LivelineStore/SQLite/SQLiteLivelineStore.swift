@@ -153,6 +153,27 @@ public final class SQLiteLivelineStore: ActivityStore {
 
     // MARK: Channels
 
+    public func recordCreatedChannel(_ channelID: String, at: Date) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "INSERT INTO created_channels (channel_id, created_ms) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                arguments: [channelID, at.millisecondsSince1970])
+        }
+    }
+
+    public func createdChannelIDs() async throws -> Set<String> {
+        try await pool.read { db in Set(try String.fetchAll(db, sql: "SELECT channel_id FROM created_channels")) }
+    }
+
+    public func forgetCreatedChannels(_ channelIDs: [String]) async throws {
+        guard !channelIDs.isEmpty else { return }
+        try await write { db in
+            try db.execute(
+                sql: "DELETE FROM created_channels WHERE channel_id IN (SELECT value FROM json_each(?))",
+                arguments: [Self.json(channelIDs)])
+        }
+    }
+
     public func createChannel(_ channel: BroadcastChannel) async throws -> ChannelCreation {
         try await write { db in
             // Replaces only a deleted row, so a live channel stored by another worker wins.
@@ -176,10 +197,12 @@ public final class SQLiteLivelineStore: ActivityStore {
 
     public func markChannelDeleted(domain: String, key: String, at: Date) async throws -> Bool {
         try await write { db in
-            try db.execute(
-                sql: "UPDATE channels SET deleted_ms = ? WHERE domain = ? AND key = ? AND deleted_ms IS NULL",
-                arguments: [at.millisecondsSince1970, domain, key])
-            return db.changesCount > 0
+            guard let channelID = try String.fetchOne(db, sql: """
+                UPDATE channels SET deleted_ms = ? WHERE domain = ? AND key = ? AND deleted_ms IS NULL RETURNING channel_id
+                """, arguments: [at.millisecondsSince1970, domain, key])
+            else { return false }
+            try db.execute(sql: "DELETE FROM created_channels WHERE channel_id = ?", arguments: [channelID])
+            return true
         }
     }
 
@@ -189,15 +212,19 @@ public final class SQLiteLivelineStore: ActivityStore {
         }
     }
 
-    public func channelsToSweep(endedBefore: Date, startedBefore: Date, limit: Int) async throws -> [BroadcastChannel] {
+    public func channelsToSweep(endedBefore: Date, startedBefore: Date, idleBefore: Date, limit: Int) async throws -> [BroadcastChannel] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT c.domain, c.key, c.channel_id, c.created_ms, c.deleted_ms
                 FROM channels c LEFT JOIN activities a ON a.id = c.key AND a.domain = c.domain
                 WHERE c.deleted_ms IS NULL
-                  AND (a.ended_ms < ? OR COALESCE(a.started_ms, c.created_ms) < ?)
-                ORDER BY c.created_ms LIMIT ?
-                """, arguments: [endedBefore.millisecondsSince1970, startedBefore.millisecondsSince1970, limit]
+                  AND (a.ended_ms < ?1 OR a.started_ms < ?2
+                       OR (a.id IS NULL AND c.created_ms < ?2)
+                       OR (a.started_ms IS NULL AND a.ended_ms IS NULL AND COALESCE(a.last_event_ms, c.created_ms) < ?3))
+                ORDER BY c.created_ms LIMIT ?4
+                """, arguments: [
+                    endedBefore.millisecondsSince1970, startedBefore.millisecondsSince1970, idleBefore.millisecondsSince1970, limit,
+                ]
             ).map(Self.channel(from:))
         }
     }
@@ -278,9 +305,60 @@ public final class SQLiteLivelineStore: ActivityStore {
         }
     }
 
-    public func pruneTrace(olderThan cutoff: Date) async throws -> Int {
+    public func prune(_ cutoffs: RetentionCutoffs, limit: Int) async throws -> PruneCounts {
+        var counts = PruneCounts()
+        // One short write transaction a kind: the translator's and the sender's writes wait
+        // for one batch at most.
+        counts.traceLines = try await deleteWhere("""
+            DELETE FROM activity_trace WHERE seq IN (SELECT seq FROM activity_trace WHERE at_ms < ?1 LIMIT ?2)
+            """, cutoffs.traceBefore, limit)
+        counts += try await write { db in
+            var counts = PruneCounts()
+            // Ended ones through their index; then those that stopped without an end (rare:
+            // a producer that never sent one), by a scan that stops at `limit`.
+            let ids = try String.fetchAll(db, sql: """
+                SELECT id FROM activities WHERE ended_ms < ?1
+                UNION ALL
+                SELECT id FROM activities WHERE ended_ms IS NULL AND COALESCE(started_ms, last_event_ms) < ?1
+                LIMIT ?2
+                """, arguments: [cutoffs.activitiesBefore.millisecondsSince1970, limit])
+            guard !ids.isEmpty else { return counts }
+            let list = Self.json(ids)
+            func delete(_ sql: String) throws -> Int {
+                try db.execute(sql: sql, arguments: [list])
+                return db.changesCount
+            }
+            counts.updateTokens = try delete("DELETE FROM update_tokens WHERE activity_id IN (SELECT value FROM json_each(?))")
+            counts.channels = try delete(
+                "DELETE FROM channels WHERE key IN (SELECT value FROM json_each(?)) AND deleted_ms IS NOT NULL")
+            _ = try delete("DELETE FROM late_starts WHERE activity_id IN (SELECT value FROM json_each(?))")
+            _ = try delete("DELETE FROM start_topics WHERE activity_id IN (SELECT value FROM json_each(?))")
+            counts.activities = try delete("DELETE FROM activities WHERE id IN (SELECT value FROM json_each(?))")
+            return counts
+        }
+        counts.pushToStartTokens = try await deleteWhere("""
+            DELETE FROM push_to_start_tokens WHERE (user_id, attributes_type, device_id) IN (
+                SELECT user_id, attributes_type, device_id FROM push_to_start_tokens WHERE registered_ms < ?1 LIMIT ?2)
+            """, cutoffs.pushToStartTokensBefore, limit)
+        counts.deadLetters = try await deleteWhere("""
+            DELETE FROM dead_letters WHERE id IN (SELECT id FROM dead_letters WHERE last_failed_ms < ?1 LIMIT ?2)
+            """, cutoffs.deadLettersBefore, limit)
+        counts.follows = try await deleteWhere("""
+            DELETE FROM follows WHERE (user_id, topic) IN (
+                SELECT f.user_id, f.topic FROM follows f
+                WHERE f.followed_ms < ?1 AND NOT EXISTS (SELECT 1 FROM push_to_start_tokens p WHERE p.user_id = f.user_id)
+                LIMIT ?2)
+            """, cutoffs.followsBefore, limit)
+        counts.auditEntries = try await deleteWhere("""
+            DELETE FROM audit WHERE seq IN (SELECT seq FROM audit WHERE at_ms < ?1 LIMIT ?2)
+            """, cutoffs.auditBefore, limit)
+        return counts
+    }
+
+    /// Runs one `DELETE` whose `?1` is a cutoff and `?2` the batch's limit; returns its count.
+    private func deleteWhere(_ sql: String, _ cutoff: Date, _ limit: Int) async throws -> Int {
         try await write { db in
-            try db.execute(sql: "DELETE FROM activity_trace WHERE at_ms < ?", arguments: [cutoff.millisecondsSince1970])
+            try db.execute(sql: sql, arguments: [cutoff.millisecondsSince1970, limit])
             return db.changesCount
         }
     }
