@@ -110,6 +110,11 @@ import Testing
         #expect(drop?.reason == "stale")
     }
 
+    @Test func readsADropForAStateStoredMeanwhile() {
+        let detail = "event r1-bench-5 at 2026-11-24T10:00:00.000Z (driverEnRoute): stale: not sent, the store holds a newer event stored meanwhile"
+        #expect(LossLedger.drop(fromTrace: detail)?.reason == "stale")
+    }
+
     @Test func readsTheReasonAfterEarlierNotes() {
         let detail = "event e9 at 2026-11-24T10:00:00Z (completed): budget 3/10; afterEnd: the activity ended at 2026-11-24T09:00:00Z"
         #expect(LossLedger.drop(fromTrace: detail)?.reason == "afterEnd")

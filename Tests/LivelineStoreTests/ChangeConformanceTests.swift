@@ -95,6 +95,25 @@ struct ChangeConformanceTests {
         }
     }
 
+    /// A translator that stored an event and died before publishing its push leaves the
+    /// event as the stored one: the next attempt at it must hear so, not "stale".
+    @Test(arguments: StoreKind.underTest)
+    func anEventAlreadyStoredIsToldApartFromAStaleOne(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            func change(_ id: String, at seconds: Double, event: String, end: String? = nil) -> ActivityChange {
+                var change = Fixtures.change(id, at: seconds, end: end)
+                change.eventID = event
+                return change
+            }
+            _ = try await store.applyChanges([change("r-1", at: 5, event: "e-5"), change("r-2", at: 5, event: "x-5", end: "completed")])
+            let outcomes = try await store.applyChanges([
+                change("r-1", at: 5, event: "e-5"), change("r-1", at: 4, event: "e-4"),
+                change("r-2", at: 5, event: "x-5", end: "completed"), change("r-2", at: 6, event: "x-6"),
+            ])
+            #expect(outcomes == [.alreadyApplied, .stale, .alreadyApplied, .ended])
+        }
+    }
+
     @Test(arguments: StoreKind.underTest)
     func missingAttributesKeepTheStoredOnes(kind: StoreKind) async throws {
         try await kind.withStore { (store: any ActivityStore) async throws in

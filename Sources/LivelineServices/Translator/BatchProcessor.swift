@@ -256,14 +256,20 @@ struct BatchProcessor: Sendable {
         // 5. Keep the sends whose state the store applied (another worker may have
         //    stored a newer event or an end meanwhile).
         var sends: [TranslationDecision.Send] = []
+        var unapplied: [TraceEntry] = []
         for entryIndex in plan.entries.indices {
             switch plan.entries[entryIndex].decision {
             case .send(let send):
-                if let index = plan.entries[entryIndex].changeIndex, index < outcomes.count, outcomes[index] != .applied {
-                    dropped[outcomes[index] == .ended ? "ended-in-store" : "stale-in-store", default: 0] += 1
+                let outcome = plan.entries[entryIndex].changeIndex.flatMap { $0 < outcomes.count ? outcomes[$0] : nil }
+                if let outcome, outcome == .stale || outcome == .ended {
+                    dropped[outcome == .ended ? "ended-in-store" : "stale-in-store", default: 0] += 1
+                    unapplied.append(Self.notApplied(plan.entries[entryIndex].event, outcome: outcome, at: now))
                 } else if supersededAhead[plan.entries[entryIndex].event.id] != nil {
                     dropped["superseded", default: 0] += 1
                 } else {
+                    if outcome == .alreadyApplied {
+                        unapplied.append(Self.notApplied(plan.entries[entryIndex].event, outcome: .alreadyApplied, at: now))
+                    }
                     sends.append(send)
                 }
             case .drop(let drop):
@@ -280,11 +286,35 @@ struct BatchProcessor: Sendable {
             }
         }
 
+        // Rare (workers racing on an activity across a broker outage): a write of its own, so
+        // on-call's trace says why the push was or was not sent.
+        if !unapplied.isEmpty { try await store.appendTrace(unapplied) }
+
         let jobs = sends.flatMap(\.jobs)
         return PreparedBatch(
             outgoing: outgoing, jobsToPublish: jobs, publishedAt: EventTime(Date()),
             received: planned.received, translated: sends.count, jobs: jobs.count,
             downgraded: sends.count { $0.downgraded }, dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart)
+    }
+
+    /// The trace line of a send whose change the store did not apply as planned: the store
+    /// held a newer event or an end by then (stored meanwhile by another worker, or by an
+    /// earlier attempt at a later event), or this very event, stored by an earlier attempt
+    /// that may not have published it. The drops name the rule that holds (`stale`,
+    /// `afterEnd`), as the translator's own drops do.
+    static func notApplied(_ event: DomainEvent, outcome: ChangeOutcome, at now: Date) -> TraceEntry {
+        let head = "event \(event.id) at \(RFC3339.format(event.time)) (\(event.status)): "
+        switch outcome {
+        case .alreadyApplied:
+            return TraceEntry(activityID: event.activityId, at: now, kind: .pushDecided,
+                              detail: head + "stored by an earlier attempt; jobs published again")
+        case .ended:
+            return TraceEntry(activityID: event.activityId, at: now, kind: .dropped,
+                              detail: head + "\(DropReason.afterEnd.rawValue): not sent, the activity ended in the store meanwhile")
+        case .stale, .applied:
+            return TraceEntry(activityID: event.activityId, at: now, kind: .dropped,
+                              detail: head + "\(DropReason.stale.rawValue): not sent, the store holds a newer event stored meanwhile")
+        }
     }
 
     /// What was submitted and not yet confirmed: the batch's last slice.

@@ -30,18 +30,19 @@ extension PostgresLivelineStore {
             for round in rounds {
                 let applied = try await Self.upsert(round.map { changes[$0] }, on: connection, logger: logger)
                 let missed = round.filter { !applied.contains(changes[$0].activityID) }
-                var ended = Set<String>()
+                var stored: [String: StoredEvent] = [:]
                 if !missed.isEmpty {
                     let ids = missed.map { changes[$0].activityID }
-                    for try await id in try await connection.query(
-                        "SELECT id FROM activities WHERE id = ANY(\(ids)::text[]) AND ended_ms IS NOT NULL", logger: logger
-                    ).decode(String.self) {
-                        ended.insert(id)
+                    for try await (id, ended, eventID) in try await connection.query(
+                        "SELECT id, ended_ms IS NOT NULL, last_event_id FROM activities WHERE id = ANY(\(ids)::text[])", logger: logger
+                    ).decode((String, Bool, String?).self) {
+                        stored[id] = StoredEvent(ended: ended, eventID: eventID)
                     }
                 }
                 for index in round {
-                    let id = changes[index].activityID
-                    outcomes[index] = applied.contains(id) ? .applied : ended.contains(id) ? .ended : .stale
+                    let change = changes[index]
+                    outcomes[index] = applied.contains(change.activityID)
+                        ? .applied : (stored[change.activityID] ?? StoredEvent(ended: false, eventID: nil)).outcome(missing: change)
                 }
             }
             try await Self.recordStarts(of: changes, outcomes: outcomes, on: connection, logger: logger)

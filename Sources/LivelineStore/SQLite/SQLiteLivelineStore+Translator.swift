@@ -161,7 +161,7 @@ extension SQLiteLivelineStore {
             WHERE activities.ended_ms IS NULL
               AND (activities.last_event_ms IS NULL OR activities.last_event_ms < excluded.last_event_ms)
             """)
-        let endedCheck = try db.cachedStatement(sql: "SELECT ended_ms IS NOT NULL FROM activities WHERE id = ?")
+        let missedCheck = try db.cachedStatement(sql: "SELECT ended_ms IS NOT NULL, last_event_id FROM activities WHERE id = ?")
         var outcomes: [ChangeOutcome] = []
         outcomes.reserveCapacity(changes.count)
         for change in changes {
@@ -185,8 +185,9 @@ extension SQLiteLivelineStore {
                 outcomes.append(.applied)
                 if let start = change.sharedStart { try Self.recordStart(start, of: change.activityID, in: db) }
             } else {
-                let ended = try Bool.fetchOne(endedCheck, arguments: [change.activityID]) ?? false
-                outcomes.append(ended ? .ended : .stale)
+                let row = try Row.fetchOne(missedCheck, arguments: [change.activityID])
+                let stored = StoredEvent(ended: row?[0] ?? false, eventID: row?[1])
+                outcomes.append(stored.outcome(missing: change))
             }
         }
         try Self.insertTrace(db, trace)
