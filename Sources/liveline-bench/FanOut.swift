@@ -133,7 +133,7 @@ struct FanOut: Sendable {
                     ledger.unexpectedDeliveries += 1
                 }
             }
-            order.add(deliveries) { steps[$0]?.goal }
+            order.add(deliveries, device: token(device)) { steps[$0]?.goal }
         }
         // Drops as the trace tells on-call: the sender's name the job, the translator's the goal.
         let goalOf = Dictionary(uniqueKeysWithValues: (0..<goals).map { (eventID(goal: $0), $0) })

@@ -16,12 +16,16 @@ struct OrderCheck: Codable, Sendable {
     var lateArrivals = 0
     /// Pushes matching no update, or without a readable `aps.timestamp`.
     var unreadable = 0
+    /// The first few late arrivals, `step s after step n on device <prefix>`, to look up in
+    /// the workers' logs and `liveline trace`.
+    var examples: [String] = []
 
     var passed: Bool { outOfOrder == 0 && lateArrivals == 0 && unreadable == 0 }
 
     var text: String {
         "order: \(lateArrivals) late arrival(s) (a push reaching APNs after a newer one of its lane), "
             + "\(outOfOrder) with timestamps out of event order, \(unreadable) unreadable"
+            + (examples.isEmpty ? "" : " (" + examples.joined(separator: "; ") + ")")
     }
 
     init() {}
@@ -29,13 +33,15 @@ struct OrderCheck: Codable, Sendable {
     /// The steady load's lanes: one device per activity, its step `index / activities`.
     init(of load: Load, at simulator: APNsSimulator, apnsIDs: [String: Int]) {
         for activity in 0..<load.activities {
-            add(simulator.deliveries(toDevice: load.events.token(activity))) { apnsIDs[$0].map { $0 / load.activities } }
+            add(simulator.deliveries(toDevice: load.events.token(activity)), device: load.events.token(activity)) {
+                apnsIDs[$0].map { $0 / load.activities }
+            }
         }
     }
 
     /// One device's pushes in the order APNs received them; `step` gives an apns-id's place
     /// in the lane, nil for a push of no known update.
-    mutating func add(_ deliveries: [APNsSimulatorDelivery], step: (String) -> Int?) {
+    mutating func add(_ deliveries: [APNsSimulatorDelivery], device: String, step: (String) -> Int?) {
         var seen = Set<Int>()
         var newest = -1
         var lastTimestamp = Int.min
@@ -45,7 +51,10 @@ struct OrderCheck: Codable, Sendable {
                 continue
             }
             guard seen.insert(step).inserted else { continue }
-            if step < newest { lateArrivals += 1 }
+            if step < newest {
+                lateArrivals += 1
+                if examples.count < 3 { examples.append("step \(step) after step \(newest) on device \(device.prefix(8))") }
+            }
             if timestamp <= lastTimestamp, step > newest { outOfOrder += 1 }
             newest = max(newest, step)
             lastTimestamp = max(lastTimestamp, timestamp)
@@ -64,6 +73,7 @@ struct OrderCheck: Codable, Sendable {
         sum.outOfOrder += right.outOfOrder
         sum.lateArrivals += right.lateArrivals
         sum.unreadable += right.unreadable
+        sum.examples = Array((sum.examples + right.examples).prefix(3))
         return sum
     }
 }

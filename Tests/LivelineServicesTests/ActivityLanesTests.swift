@@ -82,7 +82,7 @@ private final class Log: Sendable {
             return ticket
         }
         for (index, ticket) in tickets.enumerated() {
-            await lanes.run(ticket) { superseded in log.append("\(index):\(superseded)") }
+            await lanes.run(ticket) { overtaken in log.append("\(index):\(overtaken == .queued)") }
         }
         #expect(log.all == ["0:true", "1:true", "2:true", "3:false", "4:true", "5:false", "6:false"])
         #expect(lanes.activeCount == 0)
@@ -109,8 +109,45 @@ private final class Log: Sendable {
             return ticket
         }
         for (index, ticket) in tickets.enumerated() {
-            await lanes.run(ticket) { superseded in log.append("\(index):\(superseded)") }
+            await lanes.run(ticket) { overtaken in log.append("\(index):\(overtaken == .queued)") }
         }
         #expect(log.all == ["0:true", "1:false", "2:true", "3:false", "4:false", "5:false"])
+    }
+
+    /// A job that reaches the sender after a newer one of its lane had its turn (a copy a
+    /// cut-off translator published lands when the cut heals) is told so; the same job again,
+    /// another lane's, and an end are not.
+    @Test func anUpdateOlderThanOneThatWentBeforeItIsOvertaken() async {
+        let lanes = ActivityLanes()
+        let log = Log()
+        let phone = PushTarget.device(token: "aa", kind: .update)
+        let jobs = [
+            ("ride-1/aa", makeJob(target: phone, activityID: "ride-1", priority: .low, sequence: 5)),
+            ("ride-1/aa", makeJob(target: phone, activityID: "ride-1", priority: .low, sequence: 3)),
+            ("ride-1/aa", makeJob(target: phone, activityID: "ride-1", priority: .low, sequence: 5)),
+            ("ride-2/aa", makeJob(target: phone, activityID: "ride-2", priority: .low, sequence: 1)),
+            ("ride-1/aa", makeJob(target: phone, activityID: "ride-1", event: .end, sequence: 4, isTerminal: true)),
+        ]
+        for (index, (lane, job)) in jobs.enumerated() {
+            // One at a time: nothing is queued behind any of them.
+            await lanes.run(lanes.enter(activity: lane), job: job) { overtaken in log.append("\(index):\(String(describing: overtaken))") }
+        }
+        #expect(log.all == ["0:nil", "1:Optional(LivelineServices.Overtaking.sent)", "2:nil", "3:nil", "4:nil"])
+    }
+}
+
+@Suite struct NewestSentTests {
+    /// Two generations of `capacity` lanes: a lane is remembered until a full generation of
+    /// others came after it.
+    @Test func rememberedForTwoGenerations() {
+        let newest = NewestSent(capacity: 2)
+        let target = PushTarget.device(token: "aa", kind: .update)
+        func update(_ sequence: Int64) -> PushJob { makeJob(target: target, activityID: "r", priority: .low, sequence: sequence) }
+        for lane in 1...3 { #expect(!newest.isOvertaken(update(10), lane: lane)) }
+        #expect(newest.isOvertaken(update(9), lane: 1), "lane 1 is in the older generation")
+        #expect(!newest.isOvertaken(update(10), lane: 4))
+        #expect(!newest.isOvertaken(update(10), lane: 5))
+        #expect(!newest.isOvertaken(update(9), lane: 1), "two generations later lane 1 is forgotten")
+        #expect(newest.count <= 4)
     }
 }

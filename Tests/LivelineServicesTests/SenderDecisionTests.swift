@@ -61,10 +61,10 @@ import Testing
         #expect(SendGate.decide(job, nowMilliseconds: now, returning: true, lastAppliedMilliseconds: now - 5_000) == .send)
         // A newer update for the target queued behind it: superseded on a first send too,
         // but an end never.
-        #expect(SendGate.decide(job, nowMilliseconds: now, returning: false, lastAppliedMilliseconds: nil, newerJobQueued: true)
+        #expect(SendGate.decide(job, nowMilliseconds: now, returning: false, lastAppliedMilliseconds: nil, overtaken: .queued)
             == .superseded)
         job.event = .end
-        #expect(SendGate.decide(job, nowMilliseconds: now, returning: false, lastAppliedMilliseconds: nil, newerJobQueued: true)
+        #expect(SendGate.decide(job, nowMilliseconds: now, returning: false, lastAppliedMilliseconds: nil, overtaken: .queued)
             == .send)
     }
 

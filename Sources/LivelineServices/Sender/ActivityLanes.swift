@@ -66,6 +66,12 @@ final class ActivityLanes: Sendable {
     }
 
     private let state = Mutex(State())
+    private let newest: NewestSent
+
+    /// `newest` is the sender's, shared by the lanes of every shard it holds.
+    init(newest: NewestSent = NewestSent()) {
+        self.newest = newest
+    }
 
     /// Takes the next place in `activity`'s lane. Call in queue order.
     func enter(activity: String?) -> Ticket {
@@ -96,9 +102,10 @@ final class ActivityLanes: Sendable {
     }
 
     /// Runs `work` once every earlier ticket of the lane finished, then lets the next run.
-    /// `work` is told whether a job that supersedes its own waits behind it.
-    func run(_ ticket: Ticket, _ work: (_ superseded: Bool) async -> Void) async {
-        guard let activity = ticket.activity else { return await work(false) }
+    /// `work` is told whether a newer job of the lane overtook `job` (the one noted): queued
+    /// behind it, or had its turn before it (``NewestSent``).
+    func run(_ ticket: Ticket, job: PushJob? = nil, _ work: (_ overtaken: Overtaking?) async -> Void) async {
+        guard let activity = ticket.activity else { return await work(nil) }
         if !ticket.isFirst {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let runNow = state.withLock { state -> Bool in
@@ -111,7 +118,11 @@ final class ActivityLanes: Sendable {
             }
         }
         let superseded = state.withLock { $0.lanes[activity]?.isSuperseded(ticket.number) ?? false }
-        await work(superseded)
+        if superseded {
+            await work(.queued)
+        } else {
+            await work(job.map { newest.isOvertaken($0, lane: activity.hash) } == true ? .sent : nil)
+        }
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             // Changed in place through its index: a copy of the lane taken out and stored
             // back would copy its line and its jobs on every send (a profile showed it).

@@ -46,13 +46,13 @@ struct PushJobHandler: Sendable {
     }
 
     /// Takes the job to its end, then settles it. `job` is `incoming`'s body decoded (or
-    /// why it is not a job); `newerJobQueued` says a job that supersedes it (a newer update
-    /// or end for the same target) waits behind it in this sender.
+    /// why it is not a job); `overtaken` says a job that supersedes it (a newer update or end
+    /// for the same target) waits behind it in this sender, or went before it.
     func handle(
-        _ incoming: IncomingJob, job: Result<PushJob, any Error>, settlement: DeliverySettlement, newerJobQueued: Bool = false
+        _ incoming: IncomingJob, job: Result<PushJob, any Error>, settlement: DeliverySettlement, overtaken: Overtaking? = nil
     ) async {
         do {
-            let traced = try await process(incoming, job: job, newerJobQueued: newerJobQueued)
+            let traced = try await process(incoming, job: job, overtaken: overtaken)
             traces.append(traced) { settlement.settle(recorded: true) }
         } catch {
             metrics.recordFailed()
@@ -66,12 +66,12 @@ struct PushJobHandler: Sendable {
 
     /// Sends and records the outcome; returns its trace entries, to be committed before the ack.
     ///
-    /// The checks before the send (``admit(_:attempt:newerJobQueued:)``) and the send
+    /// The checks before the send (``admit(_:attempt:overtaken:)``) and the send
     /// itself (``deliver(_:client:incoming:attempt:)``) are functions of their own: every
     /// value an async function keeps across an `await` has its own slot in its frame, and
     /// the frames of the one task each push runs in come from malloc once they pass 1 KB.
     private func process(
-        _ incoming: IncomingJob, job decoded: Result<PushJob, any Error>, newerJobQueued: Bool
+        _ incoming: IncomingJob, job decoded: Result<PushJob, any Error>, overtaken: Overtaking?
     ) async throws -> [TraceEntry] {
         let now = EventTime(Date())
         let headers = incoming.headers
@@ -86,7 +86,7 @@ struct PushJobHandler: Sendable {
             // First attempts only: a retry's wait is its tier's delay, not the queue's.
             metrics.waited(publishedMilliseconds: publishedAt, nowMilliseconds: now.millisecondsSince1970)
         }
-        switch try await admit(decoded, attempt: attempt, newerJobQueued: newerJobQueued) {
+        switch try await admit(decoded, attempt: attempt, overtaken: overtaken) {
         case .send(let job, let client):
             return try await deliver(job, client: client, incoming: incoming, attempt: attempt)
         case .dropped(let trace):
@@ -113,7 +113,7 @@ struct PushJobHandler: Sendable {
         case backingOff(PushJob, Duration)
     }
 
-    private func admit(_ decoded: Result<PushJob, any Error>, attempt: Attempt, newerJobQueued: Bool) async throws -> Admission {
+    private func admit(_ decoded: Result<PushJob, any Error>, attempt: Attempt, overtaken: Overtaking?) async throws -> Admission {
         let job: PushJob
         switch decoded {
         case .success(let decoded): job = decoded
@@ -130,12 +130,16 @@ struct PushJobHandler: Sendable {
         }
         let gate = SendGate.decide(
             job, nowMilliseconds: attempt.now.millisecondsSince1970, returning: attempt.returning, lastAppliedMilliseconds: lastApplied,
-            newerJobQueued: newerJobQueued
+            overtaken: overtaken
         )
         if let dropReason = gate.dropReason {
             metrics.dropped(reason: dropReason)
             metrics.finished("dropped", reason: dropReason)
-            let why = newerJobQueued && gate == .superseded ? "; a newer job for the same target is queued" : ""
+            let why = switch (gate, overtaken) {
+            case (.superseded, .queued): "; a newer job for the same target is queued"
+            case (.superseded, .sent): "; a newer job for the same target went before it"
+            default: ""
+            }
             return .dropped(trace(job, .dropped, "\(dropReason): not sent (attempt \(attempt.count + 1)\(why))"))
         }
         if case .device(let token, _, _) = job.target, let remaining = backoff.remaining(for: token) {

@@ -33,6 +33,9 @@ public final class SenderService: Service {
     private let logger: Logger
     private let health: WorkLoopHealth
     private let metricsFactory: any MetricsFactory
+    /// Every shard's lanes share it: a shard handed back, or consumed again after a
+    /// reconnect, still knows what went out.
+    private let newestSent = NewestSent()
 
     /// Creates a sender. Opens nothing: consuming starts in ``run()``.
     ///
@@ -125,7 +128,7 @@ public final class SenderService: Service {
         let handler = self.handler
         let health = self.health
         let limit = settings.maximumSendsInFlight
-        let lanes = ActivityLanes()
+        let lanes = ActivityLanes(newest: newestSent)
         let unsettled = UnsettledDeliveries()
         await withTaskGroup(of: Void.self) { group in
             var inFlight = 0
@@ -146,9 +149,10 @@ public final class SenderService: Service {
                             // Decoded before the job waits for its turn, so the jobs ahead of it
                             // in the lane can see that it supersedes them.
                             let job = incoming.decoded ?? Result { try PushJob(json: incoming.body) }
-                            if case .success(let job) = job { lanes.note(ticket, job: job) }
-                            await lanes.run(ticket) { superseded in
-                                await handler.handle(incoming, job: job, settlement: settlement, newerJobQueued: superseded)
+                            let decoded = try? job.get()
+                            if let decoded { lanes.note(ticket, job: decoded) }
+                            await lanes.run(ticket, job: decoded) { overtaken in
+                                await handler.handle(incoming, job: job, settlement: settlement, overtaken: overtaken)
                             }
                             health.finished()
                         }
