@@ -98,7 +98,10 @@ struct FaultSuite: AsyncParsableCommand {
             let publishedAt = try await load.publish(
                 amqpURL: workers.amqpURL, topology: pipeline.topology, progress: Progress(total: load.total, what: "published"),
                 at: load.total / 3, during: { try await fault.disturb(context) })
-            try await Drain.wait(for: pipeline, load: load, timeout: .seconds(180))
+            try await Drain.wait(for: pipeline, load: load, timeout: .seconds(180)) {
+                try await Outcome.collect(pipeline: pipeline, load: load, publishedAt: publishedAt, apnsIDs: apnsIDs, duplicateBound: 0)
+                    .ledger.verdict().lost.count
+            }
             let extra = try await fault.check(context)
             // A graceful stop flushes the workers' traces, which the ledger reads.
             for worker in await pipeline.stopWorkers() { context.fail(worker.notStopped) }
