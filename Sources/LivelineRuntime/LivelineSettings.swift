@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import LivelineAMQP
+import LivelineAPI
 import LivelineModels
 
 /// Every setting a Liveline process reads, with its key and default.
@@ -66,6 +67,9 @@ public struct LivelineSettings: Sendable {
         /// `liveline.api.token-environments`, default `production,sandbox`: the APNs
         /// environments whose tokens the api takes.
         public var tokenEnvironments: Set<APNsEnvironment>
+        /// `liveline.api.limits.*`: `user-requests-per-minute` (120), `app-requests-per-second`
+        /// (1000), `devices-per-user` (20) and `follows-per-user` (500), each at least 1.
+        public var limits: APILimits
     }
 
     /// How the api verifies app tokens.
@@ -116,7 +120,8 @@ public struct LivelineSettings: Sendable {
             issuer: config.string(forKey: "api.jwt.issuer", default: "liveline"),
             audience: config.string(forKey: "api.jwt.audience", default: "liveline-api"),
             topicKinds: try Self.topicKinds(config.string(forKey: "api.topic-kinds", default: "team,league,game")),
-            tokenEnvironments: try Self.tokenEnvironments(config.string(forKey: "api.token-environments", default: "production,sandbox"))
+            tokenEnvironments: try Self.tokenEnvironments(config.string(forKey: "api.token-environments", default: "production,sandbox")),
+            limits: try Self.apiLimits(config)
         )
     }
 
@@ -148,6 +153,16 @@ public struct LivelineSettings: Sendable {
             throw SettingsError("liveline.api.topic-kinds must be a comma-separated list of words, such as team,league,game")
         }
         return kinds
+    }
+
+    static func apiLimits(_ config: ConfigReader) throws -> APILimits {
+        let defaults = APILimits()
+        let most = 1_000_000_000
+        return APILimits(
+            userRequestsPerMinute: try integer(config, "api.limits.user-requests-per-minute", in: 1...most, default: defaults.userRequestsPerMinute),
+            appRequestsPerSecond: try integer(config, "api.limits.app-requests-per-second", in: 1...most, default: defaults.appRequestsPerSecond),
+            devicesPerUser: try integer(config, "api.limits.devices-per-user", in: 1...most, default: defaults.devicesPerUser),
+            followsPerUser: try integer(config, "api.limits.follows-per-user", in: 1...most, default: defaults.followsPerUser))
     }
 
     static func tokenEnvironments(_ list: String) throws -> Set<APNsEnvironment> {

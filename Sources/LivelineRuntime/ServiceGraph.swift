@@ -238,7 +238,7 @@ struct RoleSettings {
                 authentication: .init(key: verification, issuer: common.api.issuer, audience: common.api.audience),
                 topicKinds: common.api.topicKinds,
                 sharedDomains: Set(workers.translator.domains.filter(\.shared).map(\.name)),
-                tokenEnvironments: common.api.tokenEnvironments)
+                tokenEnvironments: common.api.tokenEnvironments, limits: common.api.limits)
         }
     }
 

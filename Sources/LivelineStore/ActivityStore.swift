@@ -174,6 +174,10 @@ public protocol ActivityStore: DeadLetterStore {
     /// shared activity of the type whose start named a topic the user follows.
     func registerPushToStartToken(_ token: PushToStartToken) async throws
 
+    /// The devices on which the user has a push-to-start token, of any type: the devices a
+    /// start reaches, which the api bounds per user.
+    func pushToStartDevices(userID: String) async throws -> Set<String>
+
     /// Removes the user's push-to-start token for an attributes type on one device, or on
     /// every device when `deviceID` is nil.
     ///

@@ -28,18 +28,19 @@ struct APIHarness: Sendable {
 
     static func configuration(
         key: AuthenticationConfiguration.VerificationKey = .hs256Secret(secret),
-        tokenEnvironments: Set<APNsEnvironment> = [.production, .sandbox]
+        tokenEnvironments: Set<APNsEnvironment> = [.production, .sandbox], limits: APILimits = APILimits()
     ) -> APIConfiguration {
         APIConfiguration(
             host: "127.0.0.1", port: 0,
             authentication: AuthenticationConfiguration(key: key, issuer: issuer, audience: audience, leeway: 5),
-            tokenEnvironments: tokenEnvironments)
+            tokenEnvironments: tokenEnvironments, limits: limits)
     }
 
     static func run<T: Sendable>(
         key: AuthenticationConfiguration.VerificationKey = .hs256Secret(secret),
         tokenEnvironments: Set<APNsEnvironment> = [.production, .sandbox],
         erasure: Bool = false,
+        limits: APILimits = APILimits(),
         logger: Logger? = nil,
         _ body: @Sendable (APIHarness) async throws -> T
     ) async throws -> T {
@@ -55,7 +56,7 @@ struct APIHarness: Sendable {
         let forget: ForgetUser? = erasure
             ? { @Sendable userID in (ended: 0, erased: try await store.forgetUser(userID, sharedDomains: ["score"])) } : nil
         let app = try await buildApplication(
-            configuration: configuration(key: key, tokenEnvironments: tokenEnvironments), store: store, logger: logger,
+            configuration: configuration(key: key, tokenEnvironments: tokenEnvironments, limits: limits), store: store, logger: logger,
             forgetUser: forget)
         return try await app.test(.live) { client in
             try await body(APIHarness(store: store, client: client))

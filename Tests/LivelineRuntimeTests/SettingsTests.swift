@@ -1,4 +1,5 @@
 import Foundation
+import LivelineAPI
 import LivelineRuntime
 import Testing
 
@@ -68,6 +69,18 @@ import Testing
                 "\(error)".contains("liveline.\(key) must be a whole number, not \"eighty\"")
             }
         }
+        for (key, variable) in [("api.limits.devices-per-user", "LIVELINE_API_LIMITS_DEVICES_PER_USER"),
+                                ("api.limits.user-requests-per-minute", "LIVELINE_API_LIMITS_USER_REQUESTS_PER_MINUTE")] {
+            await #expect {
+                _ = try await LivelineSettings.load(file: nil, environment: [variable: "0"])
+            } throws: { error in
+                "\(error)".contains("liveline.\(key) must be 1 to")
+            }
+        }
+        let limits = try await LivelineSettings.load(file: nil, environment: [
+            "LIVELINE_API_LIMITS_FOLLOWS_PER_USER": "7", "LIVELINE_API_LIMITS_APP_REQUESTS_PER_SECOND": "50",
+        ]).api.limits
+        #expect(limits == APILimits(userRequestsPerMinute: 120, appRequestsPerSecond: 50, devicesPerUser: 20, followsPerUser: 7))
         for cache in ["0", "1025"] {
             await #expect {
                 _ = try await LivelineSettings.load(file: nil, environment: ["LIVELINE_STORE_SQLITE_CACHE_MIB": cache])

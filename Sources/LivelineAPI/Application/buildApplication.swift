@@ -50,11 +50,13 @@ func buildRouter(
     let services = APIServices(
         store: store, body: JSONBody(maximumSize: configuration.maximumBodySize), registry: registry,
         topicKinds: configuration.topicKinds, sharedDomains: configuration.sharedDomains,
-        tokenEnvironments: configuration.tokenEnvironments, forgetUser: forgetUser)
+        tokenEnvironments: configuration.tokenEnvironments, limits: configuration.limits, forgetUser: forgetUser)
+    let limiter = RequestLimiter(configuration.limits)
+    let metrics = RequestMetrics(registry: registry)
     let router = Router(context: APIRequestContext.self)
     // Metrics outermost so they see the status the error middleware settled on.
-    router.add(middleware: RequestMetricsMiddleware(registry: registry))
-    router.add(middleware: ErrorMiddleware(maximumBodySize: configuration.maximumBodySize))
+    router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
+    router.add(middleware: ErrorMiddleware(maximumBodySize: configuration.maximumBodySize, metrics: metrics))
     for route in APIRouteTable.routes {
         switch route.handler {
         case .open(let handler):
@@ -64,6 +66,7 @@ func buildRouter(
         case .authenticated(let handler):
             router.on(RouterPath(route.path), method: route.method) { request, context in
                 let user = try await authenticator.authenticate(request)
+                try admit(user, limiter: limiter, limits: configuration.limits)
                 var context = context
                 context.logger[APILogKey.userID] = "\(user.id)"
                 return try await handler(services, request, context, user)
@@ -71,6 +74,24 @@ func buildRouter(
         }
     }
     return router
+}
+
+/// Refuses a request past the caller's or the app's request limit with 429 and `Retry-After`.
+/// After authentication: an anonymous flood is refused by the 401 and never fills a user's bucket.
+private func admit(_ user: AuthenticatedUser, limiter: RequestLimiter, limits: APILimits) throws {
+    guard let refusal = limiter.admit(userID: user.id) else { return }
+    switch refusal.scope {
+    case .user:
+        throw APIError.rateLimited(
+            "more than \(limits.userRequestsPerMinute) requests a minute from this user "
+                + "(liveline.api.limits.user-requests-per-minute); retry after \(refusal.retryAfter) s",
+            limit: "user-requests", retryAfter: refusal.retryAfter)
+    case .app:
+        throw APIError.rateLimited(
+            "the api is taking more than \(limits.appRequestsPerSecond) requests a second "
+                + "(liveline.api.limits.app-requests-per-second); retry after \(refusal.retryAfter) s",
+            limit: "app-requests", retryAfter: refusal.retryAfter)
+    }
 }
 
 /// Every route, in one list.

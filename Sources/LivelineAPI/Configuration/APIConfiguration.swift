@@ -21,14 +21,19 @@ public struct APIConfiguration: Sendable {
     /// refused with 400 (a development build's sandbox token on a production-only deployment).
     public var tokenEnvironments: Set<APNsEnvironment>
 
+    /// How often a caller may call, and how much a user may keep.
+    public var limits: APILimits
+
     /// The topic kinds of a deployment that configures none.
     public static let defaultTopicKinds = ["team", "league", "game"]
 
     public init(
         host: String = "0.0.0.0", port: Int = 8080, maximumBodySize: Int = 16 * 1024,
         authentication: AuthenticationConfiguration, topicKinds: [String] = APIConfiguration.defaultTopicKinds,
-        sharedDomains: Set<String> = ["score"], tokenEnvironments: Set<APNsEnvironment> = [.production, .sandbox]
+        sharedDomains: Set<String> = ["score"], tokenEnvironments: Set<APNsEnvironment> = [.production, .sandbox],
+        limits: APILimits = APILimits()
     ) {
+        self.limits = limits
         self.tokenEnvironments = tokenEnvironments
         self.topicKinds = topicKinds
         self.sharedDomains = sharedDomains

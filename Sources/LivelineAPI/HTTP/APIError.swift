@@ -9,11 +9,17 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     public let status: HTTPResponse.Status
     public let code: String
     public let message: String
+    /// For a 429: whole seconds until the caller may try again (`Retry-After`).
+    public var retryAfter: Int?
+    /// The limit that refused the request, counted in `liveline_api_refusals_total{reason}`.
+    public var limit: String?
 
-    public init(_ status: HTTPResponse.Status, code: String, message: String) {
+    public init(_ status: HTTPResponse.Status, code: String, message: String, limit: String? = nil, retryAfter: Int? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.limit = limit
+        self.retryAfter = retryAfter
     }
 
     public static func unauthorized(_ message: String) -> APIError { APIError(.unauthorized, code: "unauthorized", message: message) }
@@ -26,7 +32,15 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     /// A well-formed request this deployment does not take (a token of an APNs environment it does not push to).
     public static func unserved(_ message: String) -> APIError { APIError(.badRequest, code: "unserved", message: message) }
     public static func bodyTooLarge(limit: Int) -> APIError {
-        APIError(.contentTooLarge, code: "body-too-large", message: "the request body is larger than \(limit) bytes")
+        APIError(.contentTooLarge, code: "body-too-large", message: "the request body is larger than \(limit) bytes", limit: "body-size")
+    }
+    /// 429: the caller, or the app as a whole, is over its request limit.
+    public static func rateLimited(_ message: String, limit: String, retryAfter: Int) -> APIError {
+        APIError(.tooManyRequests, code: "rate-limited", message: message, limit: limit, retryAfter: retryAfter)
+    }
+    /// 409: storing this would take the user past a limit on what they keep.
+    public static func overLimit(code: String, _ message: String, limit: String) -> APIError {
+        APIError(.conflict, code: code, message: message, limit: limit)
     }
     public static let unsupportedMediaType = APIError(
         .unsupportedMediaType, code: "unsupported-media-type", message: "send the body as application/json")
@@ -43,6 +57,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json"]
         if status == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="liveline""# }
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         let data = try JSONEncoder().encode(Body(error: .init(code: code, message: message)))
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }

@@ -9,13 +9,16 @@ struct ErrorMiddleware: RouterMiddleware {
     typealias Context = APIRequestContext
 
     let maximumBodySize: Int
+    let metrics: RequestMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response: Response
         do {
             response = try await next(request, context)
         } catch {
-            response = try apiError(for: error, context: context).response(from: request, context: context)
+            let error = apiError(for: error, context: context)
+            if let limit = error.limit { metrics.refused(route: context.endpointPath ?? "unmatched", reason: limit) }
+            response = try error.response(from: request, context: context)
         }
         response.headers[.requestID] = context.id
         return response

@@ -9,10 +9,6 @@ struct RequestMetricsMiddleware: RouterMiddleware {
 
     let metrics: RequestMetrics
 
-    init(registry: PrometheusCollectorRegistry) {
-        metrics = RequestMetrics(registry: registry)
-    }
-
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let response = try await next(request, context)
@@ -29,6 +25,7 @@ final class RequestMetrics: Sendable {
     private let registry: PrometheusCollectorRegistry
     private let counters = Mutex<[String: Counter]>([:])
     private let histograms = Mutex<[String: DurationHistogram]>([:])
+    private let refusals = Mutex<[String: Counter]>([:])
     static let buckets: [Duration] = [
         .milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(2),
     ]
@@ -61,5 +58,20 @@ final class RequestMetrics: Sendable {
             return histogram
         }
         histogram.record(duration)
+    }
+
+    /// A request a limit refused (``APIError/limit``): 429, 413 or 409.
+    func refused(route: String, reason: String) {
+        refusals.withLock { refusals in
+            let key = "\(route) \(reason)"
+            if let counter = refusals[key] { return counter }
+            let counter = registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    namespace: "liveline", subsystem: "api", metricName: "refusals", unitName: "total",
+                    helpText: "Requests a limit refused, by route template and limit."),
+                labels: [("route", route), ("reason", reason)])
+            refusals[key] = counter
+            return counter
+        }.increment()
     }
 }

@@ -14,6 +14,8 @@ struct APIServices: Sendable {
     let sharedDomains: Set<String>
     /// ``APIConfiguration/tokenEnvironments``.
     let tokenEnvironments: Set<APNsEnvironment>
+    /// ``APIConfiguration/limits``.
+    let limits: APILimits
     /// `DELETE /v1/me`'s erasure, when the api has one.
     let forgetUser: ForgetUser?
 

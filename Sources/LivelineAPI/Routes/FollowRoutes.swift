@@ -19,6 +19,18 @@ enum FollowRoutes {
     /// 201 when the user starts following, 200 when they already did (idempotent).
     @Sendable static func putFollow(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
         let topic = try Validation.topic(try context.parameter("topic", where: Validation.isIdentifier), kinds: services.topicKinds)
+        // Checked before the write, as for devices: a refused follow leaves nothing stored.
+        let follows = try await services.store.follows(userID: user.id)
+        if let existing = follows.first(where: { $0.topic == topic }) {
+            return try JSONResponse.make(FollowResponse(topic: topic, followedAt: existing.followedAt), status: .ok)
+        }
+        let limit = services.limits.followsPerUser
+        guard follows.count < limit else {
+            throw APIError.overLimit(
+                code: "too-many-follows",
+                "a user may follow at most \(limit) topics (liveline.api.limits.follows-per-user); unfollow one first",
+                limit: "follows")
+        }
         let now = Date().roundedToMilliseconds
         let created = try await services.store.follow(userID: user.id, topic: topic, at: now)
         let followedAt = created ? now : try await services.store.follows(userID: user.id).first { $0.topic == topic }?.followedAt ?? now

@@ -80,6 +80,17 @@ enum TokenRoutes {
         }
         let environment = try services.environment(input.environment)
         let osVersion = try Validation.osVersion(input.osVersion)
+        // Checked before the write: a refused device leaves nothing stored. Two new devices
+        // registering in the same instant may both pass; the request limits bound that race.
+        let devices = try await services.store.pushToStartDevices(userID: user.id)
+        let limit = services.limits.devicesPerUser
+        if !devices.contains(deviceID), devices.count >= limit {
+            throw APIError.overLimit(
+                code: "too-many-devices",
+                "a user may have push-to-start tokens on at most \(limit) devices (liveline.api.limits.devices-per-user); "
+                    + "remove one with DELETE /v1/push-to-start-tokens/{attributesType}/{deviceId} first",
+                limit: "devices")
+        }
         let now = Date().roundedToMilliseconds
         try await services.store.registerPushToStartToken(PushToStartToken(
             userID: user.id, attributesType: attributesType, deviceID: deviceID, token: token, registeredAt: now,

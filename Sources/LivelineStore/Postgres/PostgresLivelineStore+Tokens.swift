@@ -81,6 +81,10 @@ extension PostgresLivelineStore {
             """)
     }
 
+    public func pushToStartDevices(userID: String) async throws -> Set<String> {
+        Set(try await query("SELECT DISTINCT device_id FROM push_to_start_tokens WHERE user_id = \(userID)").decode(String.self))
+    }
+
     public func removePushToStartTokens(userID: String, attributesType: String, deviceID: String?) async throws -> Int {
         try await first(Int64.self, """
             WITH d AS (DELETE FROM push_to_start_tokens

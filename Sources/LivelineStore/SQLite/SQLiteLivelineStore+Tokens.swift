@@ -80,6 +80,12 @@ extension SQLiteLivelineStore {
         }
     }
 
+    public func pushToStartDevices(userID: String) async throws -> Set<String> {
+        try await pool.read { db in
+            Set(try String.fetchAll(db, sql: "SELECT DISTINCT device_id FROM push_to_start_tokens WHERE user_id = ?", arguments: [userID]))
+        }
+    }
+
     public func removePushToStartTokens(userID: String, attributesType: String, deviceID: String?) async throws -> Int {
         try await write { db in
             try db.execute(
