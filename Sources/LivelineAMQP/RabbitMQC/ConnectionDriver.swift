@@ -617,17 +617,28 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             record.deliveries.finish()
             return
         }
-        if closeChannel {
+        do throws(AMQPError) {
+            if closeChannel {
+                machine.consumerRemoved(id: record.id)
+                consumerByChannel[record.channel] = nil
+                try flushAcks(record)
+                try connection.closeChannel(record.channel)
+                record.deliveries.finish()
+            } else {
+                try connection.cancel(consumerTag: record.tag, on: record.channel)
+                // Deliveries that arrived before cancel-ok may still sit in rabbitmq-c's frame
+                // queue; the sequence ends once they are handed over.
+                record.finishPending = true
+            }
+        } catch {
+            // The connection went with the cancel (a broker cut off answers no cancel-ok), and
+            // the consumer with it: the broker requeues what it held. Its sequence ends now,
+            // or the work reading it would wait for ever, since an inactive consumer is not
+            // subscribed again after the reconnect.
             machine.consumerRemoved(id: record.id)
             consumerByChannel[record.channel] = nil
-            try flushAcks(record)
-            try connection.closeChannel(record.channel)
             record.deliveries.finish()
-        } else {
-            try connection.cancel(consumerTag: record.tag, on: record.channel)
-            // Deliveries that arrived before cancel-ok may still sit in rabbitmq-c's frame
-            // queue; the sequence ends once they are handed over.
-            record.finishPending = true
+            throw error
         }
     }
 
