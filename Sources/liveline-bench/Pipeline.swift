@@ -274,8 +274,11 @@ final class Worker: Sendable {
     ) throws -> Worker {
         var environment = environment
         environment["LIVELINE_OPS_PORT"] = "\(opsPort)"
+        // Warnings by default (logging costs a benchmark CPU); LIVELINE_BENCH_WORKER_LOG_LEVEL=info
+        // keeps the reconnects and shard handovers too, for a failed fault case's logs.
+        let level = ProcessInfo.processInfo.environment["LIVELINE_BENCH_WORKER_LOG_LEVEL"] ?? "warning"
         let process = try ChildProcess.start(
-            executable, arguments: [role, "--log-level", "warning"], environment: environment,
+            executable, arguments: [role, "--log-level", level], environment: environment,
             output: logDirectory.appendingPathComponent("\(name).log").path)
         return Worker(name: name, role: role, opsPort: opsPort, process: process)
     }
