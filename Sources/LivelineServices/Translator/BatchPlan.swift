@@ -20,6 +20,9 @@ struct BatchPlan: Sendable {
         var budgetBefore: BudgetUsage
         /// Index into ``changes`` when the decision stores state.
         var changeIndex: Int?
+        /// The broker delivered its message before: an earlier attempt may have stored it
+        /// and died before publishing.
+        var redelivered = false
     }
 
     private(set) var entries: [Entry] = []
@@ -123,7 +126,7 @@ struct BatchPlan: Sendable {
             preferences: state.preferences, budget: state.budget, now: now)
         // The decision moves into the entry, which moves into the plan; both are read in place
         // after, since a copy of either is a retain for each of their many fields.
-        var entry = Entry(event: event, body: body, decision: decision, budgetBefore: state.budget)
+        var entry = Entry(event: event, body: body, decision: decision, budgetBefore: state.budget, redelivered: redelivered)
         if replay != nil {
             // Stored by the earlier attempt already: publish again, store and spend nothing.
             if case .send(let send) = entry.decision { entry.budgetBefore = send.newBudget }

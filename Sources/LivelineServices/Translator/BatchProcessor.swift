@@ -261,15 +261,17 @@ struct BatchProcessor: Sendable {
             switch plan.entries[entryIndex].decision {
             case .send(let send):
                 let outcome = plan.entries[entryIndex].changeIndex.flatMap { $0 < outcomes.count ? outcomes[$0] : nil }
-                if let outcome, outcome == .stale || outcome == .ended {
-                    dropped[outcome == .ended ? "ended-in-store" : "stale-in-store", default: 0] += 1
-                    unapplied.append(Self.notApplied(plan.entries[entryIndex].event, outcome: outcome, at: now))
+                let notApplied = outcome.flatMap { outcome in
+                    outcome == .applied ? nil : Unapplied(outcome, redelivered: plan.entries[entryIndex].redelivered)
+                }
+                if let notApplied {
+                    unapplied.append(notApplied.trace(of: plan.entries[entryIndex].event, at: now))
+                }
+                if let notApplied, !notApplied.publishesAgain {
+                    dropped[notApplied.metricReason, default: 0] += 1
                 } else if supersededAhead[plan.entries[entryIndex].event.id] != nil {
                     dropped["superseded", default: 0] += 1
                 } else {
-                    if outcome == .alreadyApplied {
-                        unapplied.append(Self.notApplied(plan.entries[entryIndex].event, outcome: .alreadyApplied, at: now))
-                    }
                     sends.append(send)
                 }
             case .drop(let drop):
@@ -297,23 +299,46 @@ struct BatchProcessor: Sendable {
             downgraded: sends.count { $0.downgraded }, dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart)
     }
 
-    /// The trace line of a send whose change the store did not apply as planned: the store
-    /// held a newer event or an end by then (stored meanwhile by another worker, or by an
-    /// earlier attempt at a later event), or this very event, stored by an earlier attempt
-    /// that may not have published it. The drops name the rule that holds (`stale`,
-    /// `afterEnd`), as the translator's own drops do.
-    static func notApplied(_ event: DomainEvent, outcome: ChangeOutcome, at now: Date) -> TraceEntry {
-        let head = "event \(event.id) at \(RFC3339.format(event.time)) (\(event.status)): "
-        switch outcome {
-        case .alreadyApplied:
-            return TraceEntry(activityID: event.activityId, at: now, kind: .pushDecided,
-                              detail: head + "stored by an earlier attempt; jobs published again")
-        case .ended:
-            return TraceEntry(activityID: event.activityId, at: now, kind: .dropped,
-                              detail: head + "\(DropReason.afterEnd.rawValue): not sent, the activity ended in the store meanwhile")
-        case .stale, .applied:
-            return TraceEntry(activityID: event.activityId, at: now, kind: .dropped,
-                              detail: head + "\(DropReason.stale.rawValue): not sent, the store holds a newer event stored meanwhile")
+    /// A send whose change the store did not apply as planned: it held a newer event or an
+    /// end by then (stored meanwhile by another worker), or this very event.
+    struct Unapplied {
+        let outcome: ChangeOutcome
+        let redelivered: Bool
+
+        init(_ outcome: ChangeOutcome, redelivered: Bool) {
+            self.outcome = outcome
+            self.redelivered = redelivered
+        }
+
+        /// This very event, redelivered: stored by an earlier attempt that may have died
+        /// before publishing (its translator cut off from the broker), so the push goes out
+        /// again. A first delivery of it is a second copy of one publish (routed to two
+        /// shards while a reshard bound both layouts), which the other copy's translator sends.
+        var publishesAgain: Bool { outcome == .alreadyApplied && redelivered }
+
+        var metricReason: String {
+            switch outcome {
+            case .ended: "ended-in-store"
+            case .alreadyApplied: "duplicate-in-store"
+            case .stale, .applied: "stale-in-store"
+            }
+        }
+
+        /// The line on-call reads; a drop names the rule that holds, as the translator's own
+        /// drops do.
+        func trace(of event: DomainEvent, at now: Date) -> TraceEntry {
+            let head = "event \(event.id) at \(RFC3339.format(event.time)) (\(event.status)): "
+            let (kind, detail): (TraceEntry.Kind, String) = switch outcome {
+            case .alreadyApplied where redelivered:
+                (.pushDecided, "stored by an earlier attempt; jobs published again")
+            case .alreadyApplied:
+                (.dropped, "\(DropReason.duplicate.rawValue): not sent, another copy of this event was stored meanwhile")
+            case .ended:
+                (.dropped, "\(DropReason.afterEnd.rawValue): not sent, the activity ended in the store meanwhile")
+            case .stale, .applied:
+                (.dropped, "\(DropReason.stale.rawValue): not sent, the store holds a newer event stored meanwhile")
+            }
+            return TraceEntry(activityID: event.activityId, at: now, kind: kind, detail: head + detail)
         }
     }
 
