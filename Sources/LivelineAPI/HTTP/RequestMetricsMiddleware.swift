@@ -35,18 +35,10 @@ final class RequestMetrics: Sendable {
     }
 
     func record(method: String, route: String, status: Int, duration: Duration) {
-        let counter = counters.withLock { counters in
-            let key = "\(method) \(route) \(status)"
-            if let counter = counters[key] { return counter }
-            let counter = registry.makeCounter(
-                descriptor: MetricNameDescriptor(
-                    namespace: "liveline", subsystem: "api", metricName: "requests", unitName: "total",
-                    helpText: "Requests answered, by method, route template and status."),
-                labels: [("method", method), ("route", route), ("status", String(status))])
-            counters[key] = counter
-            return counter
-        }
-        counter.increment()
+        counter(
+            "requests", help: "Requests answered, by method, route template and status.", in: counters,
+            labels: [("method", method), ("route", route), ("status", String(status))]
+        ).increment()
         let histogram = histograms.withLock { histograms in
             if let histogram = histograms[route] { return histogram }
             let histogram = registry.makeDurationHistogram(
@@ -62,16 +54,22 @@ final class RequestMetrics: Sendable {
 
     /// A request a limit refused (``APIError/limit``): 429, 413 or 409.
     func refused(route: String, reason: String) {
-        refusals.withLock { refusals in
-            let key = "\(route) \(reason)"
-            if let counter = refusals[key] { return counter }
+        counter(
+            "refusals", help: "Requests a limit refused, by route template and limit.", in: refusals,
+            labels: [("route", route), ("reason", reason)]
+        ).increment()
+    }
+
+    /// `liveline_api_<name>_total` with these labels, made once and then taken from `cache`.
+    private func counter(_ name: String, help: String, in cache: borrowing Mutex<[String: Counter]>, labels: [(String, String)]) -> Counter {
+        cache.withLock { counters in
+            let key = labels.map(\.1).joined(separator: " ")
+            if let counter = counters[key] { return counter }
             let counter = registry.makeCounter(
-                descriptor: MetricNameDescriptor(
-                    namespace: "liveline", subsystem: "api", metricName: "refusals", unitName: "total",
-                    helpText: "Requests a limit refused, by route template and limit."),
-                labels: [("route", route), ("reason", reason)])
-            refusals[key] = counter
+                descriptor: MetricNameDescriptor(namespace: "liveline", subsystem: "api", metricName: name, unitName: "total", helpText: help),
+                labels: labels)
+            counters[key] = counter
             return counter
-        }.increment()
+        }
     }
 }
