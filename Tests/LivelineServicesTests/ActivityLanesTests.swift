@@ -127,12 +127,14 @@ private final class Log: Sendable {
             ("ride-1/aa", makeJob(target: phone, activityID: "ride-1", priority: .low, sequence: 5)),
             ("ride-2/aa", makeJob(target: phone, activityID: "ride-2", priority: .low, sequence: 1)),
             ("ride-1/aa", makeJob(target: phone, activityID: "ride-1", event: .end, sequence: 4, isTerminal: true)),
+            // An alert replayed from the dead-letter queue keeps its sequence: it goes out.
+            ("ride-1/aa", makeJob(target: phone, activityID: "ride-1", priority: .high, sequence: 2, alerts: true)),
         ]
         for (index, (lane, job)) in jobs.enumerated() {
             // One at a time: nothing is queued behind any of them.
             await lanes.run(lanes.enter(activity: lane), job: job) { overtaken in log.append("\(index):\(String(describing: overtaken))") }
         }
-        #expect(log.all == ["0:nil", "1:Optional(LivelineServices.Overtaking.sent)", "2:nil", "3:nil", "4:nil"])
+        #expect(log.all == ["0:nil", "1:Optional(LivelineServices.Overtaking.sent)", "2:nil", "3:nil", "4:nil", "5:nil"])
     }
 }
 

@@ -28,7 +28,7 @@ enum FollowRoutes {
         guard follows.count < limit else {
             throw APIError.overLimit(
                 code: "too-many-follows",
-                "a user may follow at most \(limit) topics (liveline.api.limits.follows-per-user); unfollow one first",
+                "a user may follow \(limit) topic(s) at most (liveline.api.limits.follows-per-user); unfollow one first",
                 limit: "follows")
         }
         let now = Date().roundedToMilliseconds

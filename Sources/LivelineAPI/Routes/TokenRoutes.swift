@@ -87,7 +87,7 @@ enum TokenRoutes {
         if !devices.contains(deviceID), devices.count >= limit {
             throw APIError.overLimit(
                 code: "too-many-devices",
-                "a user may have push-to-start tokens on at most \(limit) devices (liveline.api.limits.devices-per-user); "
+                "a user may have push-to-start tokens on \(limit) device(s) at most (liveline.api.limits.devices-per-user); "
                     + "remove one with DELETE /v1/push-to-start-tokens/{attributesType}/{deviceId} first",
                 limit: "devices")
         }

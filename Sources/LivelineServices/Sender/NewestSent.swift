@@ -33,10 +33,14 @@ final class NewestSent: Sendable {
 
     /// Whether `job` is an update older than one its lane (`lane`, the key's hash) already had
     /// its turn with; if not, the job becomes the lane's newest.
+    ///
+    /// An update a person would notice (an alert, priority 10) is never overtaken, as in the
+    /// lane's queue: `dlq replay` sends an overtaken alert again on purpose, with the current
+    /// state and a raised timestamp but its own sequence.
     func isOvertaken(_ job: PushJob, lane: Int) -> Bool {
         state.withLock { state in
             let newest = max(state.current[lane] ?? .min, state.previous[lane] ?? .min)
-            if job.event == .update, job.sequence < newest { return true }
+            if job.event == .update, !job.isNoticeable, job.sequence < newest { return true }
             guard job.sequence > newest else { return false }
             if state.current.count >= capacity, state.current[lane] == nil {
                 state.previous = state.current
