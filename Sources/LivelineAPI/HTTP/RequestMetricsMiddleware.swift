@@ -36,8 +36,10 @@ final class RequestMetrics: Sendable {
 
     func record(method: String, route: String, status: Int, duration: Duration) {
         counter(
-            "requests", help: "Requests answered, by method, route template and status.", in: counters,
-            labels: [("method", method), ("route", route), ("status", String(status))]
+            MetricNameDescriptor(
+                namespace: "liveline", subsystem: "api", metricName: "requests", unitName: "total",
+                helpText: "Requests answered, by method, route template and status."),
+            labels: [("method", method), ("route", route), ("status", String(status))], in: counters
         ).increment()
         let histogram = histograms.withLock { histograms in
             if let histogram = histograms[route] { return histogram }
@@ -55,19 +57,23 @@ final class RequestMetrics: Sendable {
     /// A request a limit refused (``APIError/limit``): 429, 413 or 409.
     func refused(route: String, reason: String) {
         counter(
-            "refusals", help: "Requests a limit refused, by route template and limit.", in: refusals,
-            labels: [("route", route), ("reason", reason)]
+            MetricNameDescriptor(
+                namespace: "liveline", subsystem: "api", metricName: "refusals", unitName: "total",
+                helpText: "Requests a limit refused, by route template and limit."),
+            labels: [("route", route), ("reason", reason)], in: refusals
         ).increment()
     }
 
-    /// `liveline_api_<name>_total` with these labels, made once and then taken from `cache`.
-    private func counter(_ name: String, help: String, in cache: borrowing Mutex<[String: Counter]>, labels: [(String, String)]) -> Counter {
+    /// The counter of `descriptor` with these labels, made once and then taken from `cache`.
+    /// (The descriptors are written out where they are used: scripts/validate-deploy reads
+    /// the metric names from them.)
+    private func counter(
+        _ descriptor: MetricNameDescriptor, labels: [(String, String)], in cache: borrowing Mutex<[String: Counter]>
+    ) -> Counter {
         cache.withLock { counters in
             let key = labels.map(\.1).joined(separator: " ")
             if let counter = counters[key] { return counter }
-            let counter = registry.makeCounter(
-                descriptor: MetricNameDescriptor(namespace: "liveline", subsystem: "api", metricName: name, unitName: "total", helpText: help),
-                labels: labels)
+            let counter = registry.makeCounter(descriptor: descriptor, labels: labels)
             counters[key] = counter
             return counter
         }
