@@ -54,6 +54,11 @@ public struct APNsClientDirectory: Sendable {
         }
     }
 
+    /// `bundleID`'s client for device tokens of `environment`; nil without credentials for the app.
+    public func client(bundleID: String, environment: APNsEnvironment) -> APNsClient? {
+        apps[bundleID]?.client(for: environment)
+    }
+
     /// The environment `bundleID`'s channels live in; nil without credentials for the app.
     public func channelEnvironment(bundleID: String) -> APNsEnvironment? {
         apps[bundleID]?.channelEnvironment
