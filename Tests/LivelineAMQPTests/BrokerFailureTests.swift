@@ -133,9 +133,10 @@ struct BrokerFailureTests {
 
             try await Broker.control("alarm", "on")
             do {
-                // RabbitMQ blocks a connection on its next publish once the alarm is on.
+                // RabbitMQ blocks a connection on its next publish once the alarm is on; under a
+                // loaded full suite on two cores the alarm took over 15 s to reach the connection.
                 let probe = Task { try await connection.publish(message("probe", to: queue)) }
-                try await eventually(timeout: .seconds(15), "connection.blocked arrives") { connection.isBlocked }
+                try await eventually(timeout: .seconds(40), "connection.blocked arrives") { connection.isBlocked }
                 let waiting = Task { try await connection.publish(message("during", to: queue)) }
                 try await Task.sleep(for: .seconds(1))
                 #expect(connection.state == .connected, "a blocked connection is not a broken one")
