@@ -158,11 +158,13 @@ let package = Package(
         .target(
             name: "LivelineAPI",
             dependencies: [
+                "LivelineCodecs",
                 "LivelineCore",
                 "LivelineLogging",
                 "LivelineModels",
                 "LivelineStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -4,6 +4,8 @@ import LivelineLogging
 public enum APILogKey: String, LogKey {
     /// The authenticated caller.
     case userID = "api.user_id"
+    /// The producer that sent events over HTTPS.
+    case producer = "api.producer"
     case activityID = "api.activity_id"
     /// The first characters of a push token, never all of it.
     case tokenPrefix = "api.token_prefix"

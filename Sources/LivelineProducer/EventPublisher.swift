@@ -40,13 +40,23 @@ public struct EventPublisher: Sendable {
 
     /// The AMQP message for an event, for callers that batch publishes themselves.
     public func message(for event: LivelineEvent) throws -> AMQPMessage {
+        Self.message(
+            exchange: exchange, routingKey: event.routingKey, body: try event.encoded(source: source), id: event.id,
+            type: event.type, time: event.time, activityID: event.activityId)
+    }
+
+    /// The AMQP message for an event already in structured mode: what the api publishes for
+    /// an event it took over HTTPS.
+    public static func message(
+        exchange: String, routingKey: String, body: Data, id: String, type: String, time: Date, activityID: String?
+    ) -> AMQPMessage {
         AMQPMessage(
-            exchange: exchange, routingKey: event.routingKey, body: try event.encoded(source: source),
+            exchange: exchange, routingKey: routingKey, body: body,
             properties: AMQPProperties(
-                contentType: Self.contentType,
+                contentType: contentType,
                 // The translate stage's shards are chosen by this header (LivelineTopology).
-                headers: event.activityId.map { [LivelineTopology.activityHeader: .string($0)] } ?? [:],
-                persistent: true, messageID: event.id, timestamp: event.time, type: event.type
+                headers: activityID.map { [LivelineTopology.activityHeader: .string($0)] } ?? [:],
+                persistent: true, messageID: id, timestamp: time, type: type
             ),
             mandatory: true
         )

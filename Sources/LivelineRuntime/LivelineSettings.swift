@@ -70,6 +70,17 @@ public struct LivelineSettings: Sendable {
         /// `liveline.api.limits.*`: `user-requests-per-minute` (120), `app-requests-per-second`
         /// (1000), `devices-per-user` (20) and `follows-per-user` (500), each at least 1.
         public var limits: APILimits
+        /// `liveline.api.producers-file`: the producers that may send events over HTTPS,
+        /// each with the SHA-256 of its key and its domains (``ProducerSettings``). None
+        /// by default: `POST /v1/events` then refuses every caller.
+        public var producers: [ProducerCredential]
+        /// `liveline.api.events.max-batch-events`, default 100: the most events in one batch.
+        public var maximumBatchEvents: Int
+        /// `liveline.api.events.max-body-bytes`, default 1048576: the largest `POST /v1/events` body.
+        public var maximumEventBodyBytes: Int
+        /// `liveline.api.events.publish-timeout-ms`, default 5000: how long the api waits for
+        /// the broker's confirm before it answers `503`.
+        public var publishTimeout: Duration
     }
 
     /// How the api verifies app tokens.
@@ -121,7 +132,14 @@ public struct LivelineSettings: Sendable {
             audience: config.string(forKey: "api.jwt.audience", default: "liveline-api"),
             topicKinds: try Self.topicKinds(config.string(forKey: "api.topic-kinds", default: "team,league,game")),
             tokenEnvironments: try Self.tokenEnvironments(config.string(forKey: "api.token-environments", default: "production,sandbox")),
-            limits: try Self.apiLimits(config)
+            limits: try Self.apiLimits(config),
+            producers: try config.string(forKey: "api.producers-file").map {
+                try ProducerSettings.load(Self.read($0, for: "api.producers-file"), path: $0)
+            } ?? [],
+            maximumBatchEvents: try Self.integer(config, "api.events.max-batch-events", in: 1...10_000, default: 100),
+            maximumEventBodyBytes: try Self.integer(
+                config, "api.events.max-body-bytes", in: 1024...(64 * 1024 * 1024), default: 1024 * 1024),
+            publishTimeout: .milliseconds(try Self.integer(config, "api.events.publish-timeout-ms", in: 100...600_000, default: 5_000))
         )
     }
 

@@ -42,6 +42,8 @@ public struct ServiceGraph: Sendable {
     public var brokers: [(name: String, connection: AMQPConnection)]
     /// The APNs clients the services send through, if the role sends.
     public var apns: APNsClientDirectory?
+    /// The api's publisher of events taken over HTTPS, if the role is the api.
+    var eventSink: BrokerEventSink?
 
     /// Opens a broker connection for the graph's services, which ``shutdown()`` closes.
     mutating func connect(_ name: String, _ settings: LivelineSettings, logger: Logger, retry: StartupRetry?) async throws -> AMQPConnection {
@@ -53,6 +55,7 @@ public struct ServiceGraph: Sendable {
     /// Closes the broker connections and APNs clients, after the services stopped.
     public func shutdown() async {
         for broker in brokers { await broker.connection.close() }
+        await eventSink?.close()
         await apns?.shutdown()
     }
 }
@@ -73,15 +76,23 @@ public func buildServices(
 func buildServices(
     _ role: RoleSettings, store: any ActivityStore, registry: PrometheusCollectorRegistry, logger: Logger, retry: StartupRetry?
 ) async throws -> ServiceGraph {
-    var graph = ServiceGraph(services: [], brokers: [], apns: nil)
+    var graph = ServiceGraph(services: [], brokers: [], apns: nil, eventSink: nil)
     do {
         switch role.role {
         case .translator: try await buildTranslator(into: &graph, role, store: store, registry: registry, logger: logger, retry: retry)
         case .sender: try await buildSender(into: &graph, role, store: store, registry: registry, logger: logger, retry: retry)
         case .api:
+            let sink = BrokerEventSink(
+                amqp: role.common.amqp, topology: role.workers.topology, timeout: role.common.api.publishTimeout, logger: logger)
+            graph.eventSink = sink
+            var configuration = role.api!
+            configuration.events = EventIntakeConfiguration(
+                translator: Translator(configuration: role.workers.translator), producers: role.common.api.producers, sink: sink,
+                maximumBatchEvents: role.common.api.maximumBatchEvents, maximumBodyBytes: role.common.api.maximumEventBodyBytes,
+                retryAfterSeconds: max(1, Int(role.common.api.publishTimeout.components.seconds)))
             graph.services.append(ListeningService(
                 server: try await buildApplication(
-                    configuration: role.api!, store: store, registry: registry, logger: logger,
+                    configuration: configuration, store: store, registry: registry, logger: logger,
                     forgetUser: userEraser(role, store: store, logger: logger)),
                 port: role.listeningPort))
         }
@@ -233,6 +244,7 @@ struct RoleSettings {
                 case .hs256(let secret): .hs256Secret(secret)
                 case .es256(let pem): .es256PublicKey(pem: pem)
                 }
+            try ProducerSettings.check(common.api.producers, domains: Set(workers.translator.domains.map(\.name)))
             api = APIConfiguration(
                 host: common.api.host, port: common.api.port,
                 authentication: .init(key: verification, issuer: common.api.issuer, audience: common.api.audience),

@@ -28,6 +28,9 @@ public struct WorkerSettings: Sendable {
     /// `liveline.retention.audit-days`, default 365: how long the audit of on-call actions
     /// (`liveline audit`) is kept.
     public var auditRetentionDays: Int
+    /// `liveline.retention.event-id-days`, default 7: how long the api remembers the id of an
+    /// event it took over HTTPS, so a producer's retry publishes nothing new.
+    public var eventIDRetentionDays: Int
     /// `liveline.keeper.enabled`, default true: the sender also runs the dead-letter keeper,
     /// which moves `liveline.dead` into the store for `liveline dlq`.
     public var keeperEnabled: Bool
@@ -81,6 +84,7 @@ public struct WorkerSettings: Sendable {
         deadLetterRetentionDays = try LivelineSettings.integer(config, "retention.dead-letter-days", in: 1...36_500, default: 90)
         followRetentionDays = try LivelineSettings.integer(config, "retention.follow-days", in: 1...36_500, default: 30)
         auditRetentionDays = try LivelineSettings.integer(config, "retention.audit-days", in: 1...36_500, default: 365)
+        eventIDRetentionDays = try LivelineSettings.integer(config, "retention.event-id-days", in: 1...36_500, default: 7)
         keeperEnabled = try LivelineSettings.flag(config, "keeper.enabled") ?? true
         sweepsOrphanChannels = try LivelineSettings.flag(config, "channels.sweep-orphans") ?? true
         retryTiers = try Self.retryTiers(config.string(forKey: "retry.delays-seconds"))
@@ -131,12 +135,12 @@ public struct WorkerSettings: Sendable {
         SenderSettings(topology: topology, traceFlushInterval: .milliseconds(traceFlushMilliseconds))
     }
 
-    /// How long trace lines are kept.
     /// The pruner's settings from the retention days.
     public var retention: RetentionPruner.Settings {
         RetentionPruner.Settings(
             trace: .seconds(traceRetentionDays * 86_400), activities: .seconds(activityRetentionDays * 86_400),
             pushToStartTokens: .seconds(pushToStartRetentionDays * 86_400), deadLetters: .seconds(deadLetterRetentionDays * 86_400),
-            follows: .seconds(followRetentionDays * 86_400), audit: .seconds(auditRetentionDays * 86_400))
+            follows: .seconds(followRetentionDays * 86_400), audit: .seconds(auditRetentionDays * 86_400),
+            eventClaims: .seconds(eventIDRetentionDays * 86_400))
     }
 }

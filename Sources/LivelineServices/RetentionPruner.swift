@@ -7,7 +7,8 @@ import ServiceLifecycle
 
 /// Deletes what the store no longer needs to keep (``RetentionCutoffs``): old trace lines,
 /// ended activities with their tokens, push-to-start tokens no app refreshed, old dead
-/// letters, the follows of users with no device left, and old audit entries. At start and then every
+/// letters, the follows of users with no device left, old audit entries and the ids of events
+/// taken over HTTPS. At start and then every
 /// ``Settings/interval``, in batches of ``Settings/batchSize`` rows a kind with a pause
 /// between them, so a prune of millions of rows never holds the store for long. Every
 /// translator and sender runs one; several at once only find less to delete.
@@ -26,6 +27,8 @@ public struct RetentionPruner: Service {
         public var follows: Duration
         /// Audit entries of on-call actions (`liveline.retention.audit-days`, default 365).
         public var audit: Duration
+        /// Ids of events taken over HTTPS, the producers' idempotency keys (`liveline.retention.event-id-days`, default 7).
+        public var eventClaims: Duration
         public var interval: Duration
         public var batchSize: Int
         /// Between batches, so the workers' writes go first.
@@ -35,7 +38,7 @@ public struct RetentionPruner: Service {
             trace: Duration = .seconds(7 * 86_400), activities: Duration = .seconds(30 * 86_400),
             pushToStartTokens: Duration = .seconds(180 * 86_400), deadLetters: Duration = .seconds(90 * 86_400),
             follows: Duration = .seconds(30 * 86_400), audit: Duration = .seconds(365 * 86_400),
-            interval: Duration = .seconds(3_600),
+            eventClaims: Duration = .seconds(7 * 86_400), interval: Duration = .seconds(3_600),
             batchSize: Int = 500, pause: Duration = .milliseconds(20)
         ) {
             self.trace = trace
@@ -44,6 +47,7 @@ public struct RetentionPruner: Service {
             self.deadLetters = deadLetters
             self.follows = follows
             self.audit = audit
+            self.eventClaims = eventClaims
             self.interval = interval
             self.batchSize = max(1, batchSize)
             self.pause = pause
@@ -55,7 +59,8 @@ public struct RetentionPruner: Service {
             return RetentionCutoffs(
                 traceBefore: before(trace), activitiesBefore: before(activities),
                 pushToStartTokensBefore: before(pushToStartTokens), deadLettersBefore: before(deadLetters),
-                followsBefore: before(follows), auditBefore: before(audit))
+                followsBefore: before(follows), auditBefore: before(audit),
+                eventClaimsBefore: before(eventClaims))
         }
     }
 

@@ -143,6 +143,16 @@ public protocol ActivityStore: DeadLetterStore {
     /// The newest `limit` audit entries at or after `since` (all when nil), oldest first.
     func audit(since: Date?, limit: Int) async throws -> [AuditEntry]
 
+    // MARK: Events taken over HTTPS
+
+    /// Claims each event's id, in order, and says whether to publish it. A claim that finds
+    /// its id with the same digest and no confirm yet is answered ``EventClaimOutcome/publish``
+    /// again: the earlier attempt failed, or is in flight.
+    func claimEvents(_ claims: [EventClaim], now: Date) async throws -> [EventClaimOutcome]
+
+    /// Records that the broker confirmed these events, so a retry publishes nothing new.
+    func markEventsPublished(_ eventIDs: [String], now: Date) async throws
+
     // MARK: Erasure
 
     /// The user's activities that have not ended, to end on the user's devices before

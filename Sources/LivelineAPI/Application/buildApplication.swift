@@ -50,7 +50,8 @@ func buildRouter(
     let services = APIServices(
         store: store, body: JSONBody(maximumSize: configuration.maximumBodySize), registry: registry,
         topicKinds: configuration.topicKinds, sharedDomains: configuration.sharedDomains,
-        tokenEnvironments: configuration.tokenEnvironments, limits: configuration.limits, forgetUser: forgetUser)
+        tokenEnvironments: configuration.tokenEnvironments, limits: configuration.limits, forgetUser: forgetUser,
+        intake: configuration.events.map { EventIntake($0, registry: registry) })
     let limiter = RequestLimiter(configuration.limits)
     let metrics = RequestMetrics(registry: registry)
     let router = Router(context: APIRequestContext.self)
@@ -70,6 +71,16 @@ func buildRouter(
                 var context = context
                 context.logger[APILogKey.userID] = "\(user.id)"
                 return try await handler(services, request, context, user)
+            }
+        case .producer(let handler):
+            router.on(RouterPath(route.path), method: route.method) { request, context in
+                guard let intake = services.intake else {
+                    throw APIError(.serviceUnavailable, code: "unavailable", message: "this api does not take events over HTTPS")
+                }
+                let producer = try intake.authenticator.authenticate(request)
+                var context = context
+                context.logger[APILogKey.producer] = "\(producer.name)"
+                return try await handler(services, request, context, producer, intake)
             }
         }
     }
@@ -97,5 +108,6 @@ private func admit(_ user: AuthenticatedUser, limiter: RequestLimiter, limits: A
 /// Every route, in one list.
 enum APIRouteTable {
     static let routes: [APIRoute] =
-        TokenRoutes.routes + ActivityRoutes.routes + FollowRoutes.routes + UserRoutes.routes + OperationalRoutes.routes
+        TokenRoutes.routes + ActivityRoutes.routes + FollowRoutes.routes + UserRoutes.routes + EventRoutes.routes
+        + OperationalRoutes.routes
 }

@@ -24,6 +24,9 @@ public struct APIConfiguration: Sendable {
     /// How often a caller may call, and how much a user may keep.
     public var limits: APILimits
 
+    /// Events over HTTPS (`POST /v1/events`); nil answers 503 there.
+    public var events: EventIntakeConfiguration?
+
     /// The topic kinds of a deployment that configures none.
     public static let defaultTopicKinds = ["team", "league", "game"]
 
@@ -31,8 +34,9 @@ public struct APIConfiguration: Sendable {
         host: String = "0.0.0.0", port: Int = 8080, maximumBodySize: Int = 16 * 1024,
         authentication: AuthenticationConfiguration, topicKinds: [String] = APIConfiguration.defaultTopicKinds,
         sharedDomains: Set<String> = ["score"], tokenEnvironments: Set<APNsEnvironment> = [.production, .sandbox],
-        limits: APILimits = APILimits()
+        limits: APILimits = APILimits(), events: EventIntakeConfiguration? = nil
     ) {
+        self.events = events
         self.limits = limits
         self.tokenEnvironments = tokenEnvironments
         self.topicKinds = topicKinds

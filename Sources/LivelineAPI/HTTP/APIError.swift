@@ -13,8 +13,14 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     public var retryAfter: Int?
     /// The limit that refused the request, counted in `liveline_api_refusals_total{reason}`.
     public var limit: String?
+    /// For a refused `POST /v1/events`: what was wrong with each event.
+    public var events: [EventReport]?
 
-    public init(_ status: HTTPResponse.Status, code: String, message: String, limit: String? = nil, retryAfter: Int? = nil) {
+    public init(
+        _ status: HTTPResponse.Status, code: String, message: String, limit: String? = nil, retryAfter: Int? = nil,
+        events: [EventReport]? = nil
+    ) {
+        self.events = events
         self.status = status
         self.code = code
         self.message = message
@@ -52,13 +58,14 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             let message: String
         }
         let error: Detail
+        let events: [EventReport]?
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json"]
         if status == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="liveline""# }
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        let data = try JSONEncoder().encode(Body(error: .init(code: code, message: message)))
+        let data = try JSONEncoder().encode(Body(error: .init(code: code, message: message), events: events))
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -21,6 +21,8 @@ struct APIRoute: Sendable {
     enum Handler: Sendable {
         case open(@Sendable (APIServices, Request, APIRequestContext) async throws -> Response)
         case authenticated(@Sendable (APIServices, Request, APIRequestContext, AuthenticatedUser) async throws -> Response)
+        /// A producer's call, with its key rather than a user's JWT.
+        case producer(@Sendable (APIServices, Request, APIRequestContext, ProducerCredential, EventIntake) async throws -> Response)
     }
 
     let method: HTTPRequest.Method

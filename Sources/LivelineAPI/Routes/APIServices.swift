@@ -18,6 +18,8 @@ struct APIServices: Sendable {
     let limits: APILimits
     /// `DELETE /v1/me`'s erasure, when the api has one.
     let forgetUser: ForgetUser?
+    /// `POST /v1/events`, when the api takes events over HTTPS.
+    let intake: EventIntake?
 
     /// A token's APNs environment (`production` when absent), if the deployment pushes to it.
     func environment(_ value: String?) throws -> APNsEnvironment {

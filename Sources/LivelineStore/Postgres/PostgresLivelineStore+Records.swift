@@ -155,6 +155,12 @@ extension PostgresLivelineStore {
             SELECT count(*) FROM d
             """)
         counts.auditEntries = try await pruneLog("audit", before: cutoffs.auditBefore, limit: limit)
+        let claims = cutoffs.eventClaimsBefore.millisecondsSince1970
+        counts.eventClaims = try await count("""
+            WITH d AS (DELETE FROM event_claims WHERE event_id IN (
+                SELECT event_id FROM event_claims WHERE received_ms < \(claims) LIMIT \(limit) FOR UPDATE SKIP LOCKED) RETURNING 1)
+            SELECT count(*) FROM d
+            """)
         return counts
     }
 

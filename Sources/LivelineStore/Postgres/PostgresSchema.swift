@@ -208,6 +208,20 @@ enum PostgresSchema {
             """,
             "CREATE INDEX audit_at ON audit (at_ms)",
         ]),
+        // The ids of events taken over HTTPS, the producers' idempotency keys, with a digest
+        // of each event and whether the broker confirmed it.
+        Migration(version: 10, statements: [
+            """
+            CREATE TABLE event_claims (
+                event_id TEXT PRIMARY KEY,
+                producer TEXT NOT NULL,
+                digest TEXT NOT NULL,
+                received_ms BIGINT NOT NULL,
+                published_ms BIGINT
+            )
+            """,
+            "CREATE INDEX event_claims_received ON event_claims (received_ms)",
+        ]),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

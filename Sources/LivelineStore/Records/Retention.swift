@@ -18,11 +18,14 @@ public struct RetentionCutoffs: Sendable, Hashable {
     public var followsBefore: Date
     /// Audit entries of on-call actions recorded before this.
     public var auditBefore: Date
+    /// Ids of events taken over HTTPS before this: a retry after it publishes the event again.
+    public var eventClaimsBefore: Date
 
     public init(
         traceBefore: Date, activitiesBefore: Date, pushToStartTokensBefore: Date, deadLettersBefore: Date, followsBefore: Date,
-        auditBefore: Date = .distantPast
+        auditBefore: Date = .distantPast, eventClaimsBefore: Date = .distantPast
     ) {
+        self.eventClaimsBefore = eventClaimsBefore
         self.auditBefore = auditBefore
         self.traceBefore = traceBefore
         self.activitiesBefore = activitiesBefore
@@ -42,6 +45,7 @@ public struct PruneCounts: Sendable, Hashable {
     public var deadLetters = 0
     public var follows = 0
     public var auditEntries = 0
+    public var eventClaims = 0
 
     public init() {}
 
@@ -50,7 +54,7 @@ public struct PruneCounts: Sendable, Hashable {
         [
             ("trace-lines", traceLines), ("activities", activities), ("update-tokens", updateTokens), ("channels", channels),
             ("push-to-start-tokens", pushToStartTokens), ("dead-letters", deadLetters), ("follows", follows),
-            ("audit-entries", auditEntries),
+            ("audit-entries", auditEntries), ("event-ids", eventClaims),
         ]
     }
 
@@ -65,5 +69,6 @@ public struct PruneCounts: Sendable, Hashable {
         left.deadLetters += right.deadLetters
         left.follows += right.follows
         left.auditEntries += right.auditEntries
+        left.eventClaims += right.eventClaims
     }
 }

@@ -352,6 +352,9 @@ public final class SQLiteLivelineStore: ActivityStore {
         counts.auditEntries = try await deleteWhere("""
             DELETE FROM audit WHERE seq IN (SELECT seq FROM audit WHERE at_ms < ?1 LIMIT ?2)
             """, cutoffs.auditBefore, limit)
+        counts.eventClaims = try await deleteWhere("""
+            DELETE FROM event_claims WHERE event_id IN (SELECT event_id FROM event_claims WHERE received_ms < ?1 LIMIT ?2)
+            """, cutoffs.eventClaimsBefore, limit)
         return counts
     }
 

@@ -188,6 +188,18 @@ enum SQLiteSchema {
             );
             CREATE INDEX audit_at ON audit (at_ms);
             """),
+        // The ids of events taken over HTTPS, the producers' idempotency keys, with a digest
+        // of each event and whether the broker confirmed it.
+        Migration(version: 10, sql: """
+            CREATE TABLE event_claims (
+                event_id TEXT PRIMARY KEY,
+                producer TEXT NOT NULL,
+                digest TEXT NOT NULL,
+                received_ms INTEGER NOT NULL,
+                published_ms INTEGER
+            ) WITHOUT ROWID;
+            CREATE INDEX event_claims_received ON event_claims (received_ms);
+            """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

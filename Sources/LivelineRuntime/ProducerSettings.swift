@@ -1,0 +1,61 @@
+import Foundation
+import LivelineAPI
+import LivelineCodecs
+
+/// The producers file (`liveline.api.producers-file`): who may send events over HTTPS.
+///
+/// ```json
+/// {"producers": [{"name": "rides", "keySHA256": "<64 hex digits>", "domains": ["ride"]}]}
+/// ```
+///
+/// It holds each key's SHA-256, never the key: `liveline producer-key` makes a key and
+/// prints its entry. `domains` lists the domains the producer may publish, or `["*"]`.
+enum ProducerSettings {
+    private struct File: Decodable {
+        let producers: [ProducerCredential]
+    }
+
+    static func load(_ text: String, path: String) throws -> [ProducerCredential] {
+        let file: File
+        do {
+            file = try JSONDecoder().decode(File.self, from: Data(text.utf8))
+        } catch {
+            throw SettingsError(
+                "liveline.api.producers-file \(path) is not {\"producers\": [{\"name\", \"keySHA256\", \"domains\"}]}")
+        }
+        var names: Set<String> = []
+        var digests: Set<String> = []
+        return try file.producers.map { entry in
+            let producer = ProducerCredential(name: entry.name, keySHA256: entry.keySHA256, domains: entry.domains)
+            let name = producer.name
+            guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+                throw SettingsError("liveline.api.producers-file: producer name \"\(name.prefix(64))\" must be 1 to 64 letters, digits, - _ or .")
+            }
+            guard producer.keySHA256.utf8.count == 64, Hex.isHex(producer.keySHA256) else {
+                throw SettingsError("liveline.api.producers-file: producer \(name)'s keySHA256 must be 64 hex digits (a SHA-256)")
+            }
+            guard !producer.domains.isEmpty else {
+                throw SettingsError("liveline.api.producers-file: producer \(name) names no domains; list them, or \"*\" for all")
+            }
+            guard names.insert(name).inserted else {
+                throw SettingsError("liveline.api.producers-file: producer \(name) is listed twice")
+            }
+            guard digests.insert(producer.keySHA256).inserted else {
+                throw SettingsError("liveline.api.producers-file: producer \(name) has the key of another producer")
+            }
+            return producer
+        }
+    }
+
+    /// Refuses a producer that names a domain the deployment does not have: a typo would
+    /// otherwise show up only as a `403` on the producer's first event.
+    static func check(_ producers: [ProducerCredential], domains: Set<String>) throws {
+        for producer in producers {
+            for domain in producer.domains where domain != "*" && !domains.contains(domain) {
+                throw SettingsError(
+                    "liveline.api.producers-file: producer \(producer.name) names domain \(domain), which is not configured "
+                        + "(domains: \(domains.sorted().joined(separator: ", ")))")
+            }
+        }
+    }
+}

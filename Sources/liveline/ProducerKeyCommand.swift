@@ -1,0 +1,41 @@
+import ArgumentParser
+import Foundation
+import LivelineAPI
+
+/// `liveline producer-key`: a new key for a producer that sends events over HTTPS, and the
+/// entry the api's producers file keeps for it (the key's SHA-256, never the key).
+struct ProducerKeyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "producer-key",
+        abstract: "Make a key for a producer that sends events over HTTPS (POST /v1/events).",
+        discussion: """
+            Prints the key once: give it to the producer, which sends it as Authorization: Bearer <key>. \
+            Add the printed entry to the file liveline.api.producers-file names; it holds the key's SHA-256 only.
+            """)
+    @Argument(help: "The producer's name, e.g. rides: it names the producer in logs and metrics.") var name: String
+    @Option(name: .customLong("domain"), help: "A domain it may publish; repeat for several, or * for all.") var domains: [String] = []
+    @Flag(help: "JSON for tools: {\"name\", \"key\", \"entry\"}.") var json = false
+
+    func validate() throws {
+        guard !domains.isEmpty else { throw ValidationError("name at least one --domain (or --domain '*' for all)") }
+        guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+            throw ValidationError("the name must be 1 to 64 letters, digits, - _ or .")
+        }
+    }
+
+    func run() throws {
+        let key = ProducerCredential.newKey()
+        let entry = ProducerCredential(name: name, keySHA256: ProducerCredential.digest(ofKey: key), domains: domains)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let entryJSON = String(decoding: try encoder.encode(entry), as: UTF8.self)
+        if json {
+            print(#"{"entry":\#(entryJSON),"key":"\#(key)","name":"\#(name)"}"#)
+            return
+        }
+        print("key for \(name) (shown once; give it to the producer):")
+        print("  \(key)")
+        print("entry for the producers file (liveline.api.producers-file):")
+        print("  \(entryJSON)")
+    }
+}
