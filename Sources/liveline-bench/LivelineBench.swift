@@ -8,7 +8,7 @@ struct LivelineBench: AsyncParsableCommand {
         abstract: "Throughput benchmarks that print figures (run with -c release).",
         subcommands: [
             AMQPBenchmark.self, ScaleBenchmark.self, E2EBenchmark.self, SenderDrainBenchmark.self, TranslatorDrainBenchmark.self,
-            GameBenchmark.self, TrickleFloorBenchmark.self,
+            GameBenchmark.self, TrickleFloorBenchmark.self, IntakeBenchmark.self,
             FaultSuite.self,
         ]
     )
