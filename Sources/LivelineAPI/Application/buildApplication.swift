@@ -47,13 +47,13 @@ func buildRouter(
     forgetUser: ForgetUser? = nil
 ) async throws -> Router<APIRequestContext> {
     let authenticator = try await BearerAuthenticator(configuration: configuration.authentication)
+    let metrics = RequestMetrics(registry: registry)
     let services = APIServices(
         store: store, body: JSONBody(maximumSize: configuration.maximumBodySize), registry: registry,
         topicKinds: configuration.topicKinds, sharedDomains: configuration.sharedDomains,
         tokenEnvironments: configuration.tokenEnvironments, limits: configuration.limits, forgetUser: forgetUser,
-        intake: configuration.events.map { EventIntake($0, registry: registry) })
+        intake: configuration.events.map { EventIntake($0, metrics: metrics) })
     let limiter = RequestLimiter(configuration.limits)
-    let metrics = RequestMetrics(registry: registry)
     let router = Router(context: APIRequestContext.self)
     // Metrics outermost so they see the status the error middleware settled on.
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))

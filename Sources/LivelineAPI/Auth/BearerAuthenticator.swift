@@ -21,14 +21,7 @@ struct BearerAuthenticator: Sendable {
     }
 
     func authenticate(_ request: Request, now: Date = Date()) async throws -> AuthenticatedUser {
-        guard let header = request.headers[.authorization] else {
-            throw APIError.unauthorized("a bearer token is required")
-        }
-        let prefix = "bearer "
-        guard header.count > prefix.count, header.prefix(prefix.count).lowercased() == prefix else {
-            throw APIError.unauthorized("the authorization scheme must be Bearer")
-        }
-        let token = header.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)
+        let token = try Self.credential(of: request, missing: "a bearer token is required")
         let claims: UserClaims
         do {
             claims = try await keys.verify(token, as: UserClaims.self)
@@ -51,5 +44,15 @@ struct BearerAuthenticator: Sendable {
             throw APIError.unauthorized("the bearer token's subject is not a valid user id")
         }
         return AuthenticatedUser(id: claims.sub.value)
+    }
+
+    /// The credential of `Authorization: Bearer <credential>`, or 401: `missing` when there is no header.
+    static func credential(of request: Request, missing: String) throws -> String {
+        guard let header = request.headers[.authorization] else { throw APIError.unauthorized(missing) }
+        let prefix = "bearer "
+        guard header.count > prefix.count, header.prefix(prefix.count).lowercased() == prefix else {
+            throw APIError.unauthorized("the authorization scheme must be Bearer")
+        }
+        return header.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)
     }
 }

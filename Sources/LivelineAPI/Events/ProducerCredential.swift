@@ -47,14 +47,7 @@ struct ProducerAuthenticator: Sendable {
     }
 
     func authenticate(_ request: Request) throws -> ProducerCredential {
-        guard let header = request.headers[.authorization] else {
-            throw APIError.unauthorized("a producer key is required: Authorization: Bearer <key>")
-        }
-        let prefix = "bearer "
-        guard header.count > prefix.count, header.prefix(prefix.count).lowercased() == prefix else {
-            throw APIError.unauthorized("the authorization scheme must be Bearer")
-        }
-        let key = header.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)
+        let key = try BearerAuthenticator.credential(of: request, missing: "a producer key is required: Authorization: Bearer <key>")
         guard let producer = byDigest[ProducerCredential.digest(ofKey: key)] else {
             throw APIError.unauthorized("the producer key is not known (an app's user token is not a producer key)")
         }

@@ -26,6 +26,7 @@ final class RequestMetrics: Sendable {
     private let counters = Mutex<[String: Counter]>([:])
     private let histograms = Mutex<[String: DurationHistogram]>([:])
     private let refusals = Mutex<[String: Counter]>([:])
+    private let events = Mutex<[String: Counter]>([:])
     static let buckets: [Duration] = [
         .milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(2),
     ]
@@ -62,6 +63,17 @@ final class RequestMetrics: Sendable {
                 helpText: "Requests a limit refused, by route template and limit."),
             labels: [("route", route), ("reason", reason)], in: refusals
         ).increment()
+    }
+
+    /// Events a producer sent over HTTPS, by what became of them.
+    func events(producer: String, outcome: String, count: Int) {
+        guard count > 0 else { return }
+        counter(
+            MetricNameDescriptor(
+                namespace: "liveline", subsystem: "api", metricName: "events", unitName: "total",
+                helpText: "Events producers sent over HTTPS, by producer and outcome: accepted, duplicate, conflict, unavailable."),
+            labels: [("producer", producer), ("outcome", outcome)], in: events
+        ).increment(by: Int64(count))
     }
 
     /// The counter of `descriptor` with these labels, made once and then taken from `cache`.

@@ -37,7 +37,7 @@ enum EventRoutes {
         let outcomes = try await services.store.claimEvents(claims, now: Date())
         let conflicts = zip(accepted.indices, outcomes).filter { $0.1 == .conflict }.map(\.0)
         guard conflicts.isEmpty else {
-            intake.metrics.count(producer: producer.name, outcome: "conflict", events: events.count)
+            intake.metrics.events(producer: producer.name, outcome: "conflict", count: events.count)
             throw APIError(
                 .conflict, code: "event-id-conflict",
                 message: "\(conflicts.count) event id(s) were taken by an event with another body; nothing was published",
@@ -51,7 +51,7 @@ enum EventRoutes {
             do {
                 try await configuration.sink.publish(toPublish)
             } catch {
-                intake.metrics.count(producer: producer.name, outcome: "unavailable", events: events.count)
+                intake.metrics.events(producer: producer.name, outcome: "unavailable", count: events.count)
                 context.logger.warning(
                     "events not confirmed by the broker", metadata: APILogKey.metadata([.error: "\(error)"]))
                 throw APIError(
@@ -64,8 +64,8 @@ enum EventRoutes {
         let reports = zip(accepted.indices, outcomes).map { index, outcome in
             EventReport(index: index, id: accepted[index].id, status: outcome == .publish ? "accepted" : "duplicate")
         }
-        intake.metrics.count(producer: producer.name, outcome: "accepted", events: toPublish.count)
-        intake.metrics.count(producer: producer.name, outcome: "duplicate", events: events.count - toPublish.count)
+        intake.metrics.events(producer: producer.name, outcome: "accepted", count: toPublish.count)
+        intake.metrics.events(producer: producer.name, outcome: "duplicate", count: events.count - toPublish.count)
         return try JSONResponse.make(EventsResponse(events: reports), status: .accepted)
     }
 
