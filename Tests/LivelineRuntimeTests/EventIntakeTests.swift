@@ -35,14 +35,16 @@ struct EventIntakeTests {
         let http: HTTPClient
 
         func post(
-            _ body: Data, contentType: String?, key: String? = EventIntakeTests.ridesKey, headers extra: [(String, String)] = []
+            _ body: Data, contentType: String?, key: String? = EventIntakeTests.ridesKey, headers extra: [(String, String)] = [],
+            chunked: Bool = false
         ) async throws -> (status: Int, headers: [String: String], json: [String: Any]) {
             var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/events")
             request.method = .POST
             if let contentType { request.headers.add(name: "Content-Type", value: contentType) }
             if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
             for (name, value) in extra { request.headers.add(name: name, value: value) }
-            request.body = .bytes(ByteBuffer(bytes: body))
+            request.body = chunked
+                ? .stream([ByteBuffer(bytes: body)].async, length: .unknown) : .bytes(ByteBuffer(bytes: body))
             let response = try await http.execute(request, timeout: .seconds(30))
             let bytes = try await response.body.collect(upTo: 1 << 20)
             let json = (try? JSONSerialization.jsonObject(with: Data(bytes.readableBytesView))) as? [String: Any] ?? [:]
@@ -284,6 +286,10 @@ struct EventIntakeTests {
             #expect(Self.events(repeated.json).first?["reason"] as? String == "repeated-id")
             let huge = try await api.post(Data(repeating: UInt8(ascii: " "), count: 65 * 1024), contentType: "application/cloudevents+json")
             #expect(huge.status == 413)
+            let hugeChunked = try await api.post(
+                Data(repeating: UInt8(ascii: " "), count: 65 * 1024), contentType: "application/cloudevents+json", chunked: true)
+            #expect(hugeChunked.status == 413)
+            #expect((hugeChunked.json["error"] as? [String: Any])?["message"] as? String == "the request body is larger than 65536 bytes")
             #expect(try await api.published(expecting: 0).isEmpty, "nothing of a refused request is published")
         }
     }

@@ -4,6 +4,7 @@ import Hummingbird
 import LivelineCodecs
 import LivelineCore
 import LivelineStore
+import NIOCore
 
 /// Events over HTTPS, for producers that do not speak AMQP: `POST /v1/events` checks each
 /// event as the translator will, claims its id, publishes it with confirms, and answers
@@ -26,7 +27,13 @@ enum EventRoutes {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw APIError.bodyTooLarge(limit: limit)
         }
-        let body = Data(try await request.body.collect(upTo: limit).readableBytesView)
+        let body: Data
+        do {
+            body = Data(try await request.body.collect(upTo: limit).readableBytesView)
+        } catch is NIOTooManyBytesError {
+            // A body without a length: the middleware would name the app routes' smaller limit.
+            throw APIError.bodyTooLarge(limit: limit)
+        }
         let items = try CloudEventsHTTP.items(
             in: body, mode: mode, headers: request.headers, translator: configuration.translator,
             maximumBatch: configuration.maximumBatchEvents)
