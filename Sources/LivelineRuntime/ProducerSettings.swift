@@ -26,9 +26,11 @@ enum ProducerSettings {
         var names: Set<String> = []
         var digests: Set<String> = []
         return try file.producers.map { entry in
+            // Through the initializer, which the decoder bypasses: it lower-cases the digest,
+            // as the api compares digests.
             let producer = ProducerCredential(name: entry.name, keySHA256: entry.keySHA256, domains: entry.domains)
             let name = producer.name
-            guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+            guard ProducerCredential.isValidName(name) else {
                 throw SettingsError("liveline.api.producers-file: producer name \"\(name.prefix(64))\" must be 1 to 64 letters, digits, - _ or .")
             }
             guard producer.keySHA256.utf8.count == 64, Hex.isHex(producer.keySHA256) else {

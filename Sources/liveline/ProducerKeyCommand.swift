@@ -18,7 +18,7 @@ struct ProducerKeyCommand: ParsableCommand {
 
     func validate() throws {
         guard !domains.isEmpty else { throw ValidationError("name at least one --domain (or --domain '*' for all)") }
-        guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+        guard ProducerCredential.isValidName(name) else {
             throw ValidationError("the name must be 1 to 64 letters, digits, - _ or .")
         }
     }
@@ -26,13 +26,18 @@ struct ProducerKeyCommand: ParsableCommand {
     func run() throws {
         let key = ProducerCredential.newKey()
         let entry = ProducerCredential(name: name, keySHA256: ProducerCredential.digest(ofKey: key), domains: domains)
+        struct Output: Encodable {
+            let name: String
+            let key: String
+            let entry: ProducerCredential
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let entryJSON = String(decoding: try encoder.encode(entry), as: UTF8.self)
         if json {
-            print(#"{"entry":\#(entryJSON),"key":"\#(key)","name":"\#(name)"}"#)
+            print(String(decoding: try encoder.encode(Output(name: name, key: key, entry: entry)), as: UTF8.self))
             return
         }
+        let entryJSON = String(decoding: try encoder.encode(entry), as: UTF8.self)
         print("key for \(name) (shown once; give it to the producer):")
         print("  \(key)")
         print("entry for the producers file (liveline.api.producers-file):")

@@ -19,6 +19,11 @@ public struct ProducerCredential: Sendable, Hashable, Codable {
         self.domains = domains
     }
 
+    /// Whether `name` can name a producer: 1 to 64 letters, digits, `-`, `_` or `.`.
+    public static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.count <= 64 && name.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) }
+    }
+
     /// Whether it may publish events of `domain`.
     public func mayPublish(_ domain: String) -> Bool {
         domains.contains("*") || domains.contains(domain)

@@ -27,3 +27,15 @@ public enum EventClaimOutcome: Sendable, Hashable {
     /// The id was taken by an event with another body.
     case conflict
 }
+
+extension EventClaimOutcome {
+    /// The outcome of a claim whose id was already there, from the stored row (both stores).
+    init(stored digest: String?, publishedMs: Int64?, claim: EventClaim) {
+        guard let digest, digest == claim.digest else {
+            // A row gone between the insert and the read was pruned: the id is free again.
+            self = digest == nil ? .publish : .conflict
+            return
+        }
+        self = publishedMs == nil ? .publish : .alreadyPublished
+    }
+}
