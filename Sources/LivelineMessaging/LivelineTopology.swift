@@ -10,6 +10,8 @@ import LivelineAMQP
 ///           back to the job's own send shard
 /// any work queue (rejected / over delivery limit) and explicit dead letters
 ///          ─▶ liveline.dead (fanout) ─▶ liveline.dead (quorum, the DLQ)
+/// translator, sender, dlq replay ─▶ liveline.outcomes (topic, <domain>.<outcome>) ─▶ the
+///          producers' own queues, for the domains that ask (``EventOutcome``)
 /// ```
 ///
 /// **Shards.** Each stage is ``Stage/shards`` queues with a single active consumer, so one
@@ -39,6 +41,9 @@ public struct LivelineTopology: Sendable {
     public var deadExchange = "liveline.dead"
     /// The dead-letter queue on-call inspects and replays.
     public var deadQueue = "liveline.dead"
+    /// Exchange outcomes go to, routing key `<domain>.<outcome>`; producers bind their own
+    /// queues to it, so Liveline declares no queue here.
+    public var outcomesExchange = "liveline.outcomes"
     /// Redeliveries a work queue allows before dead-lettering a message (reason `delivery_limit`).
     public var deliveryLimit: Int64 = 10
     /// Retry tiers: a job waits `delay` in the tier's queue, then returns to its send shard.
@@ -142,6 +147,7 @@ public struct LivelineTopology: Sendable {
         retryExchange = "\(prefix).retry"
         deadExchange = "\(prefix).dead"
         deadQueue = "\(prefix).dead"
+        outcomesExchange = "\(prefix).outcomes"
         self.retryTiers = retryTiers
     }
 
@@ -227,6 +233,7 @@ public struct LivelineTopology: Sendable {
                 .init(pushExchange, kind: .topic),
                 .init(retryExchange, kind: .topic),
                 .init(deadExchange, kind: .fanout),
+                .init(outcomesExchange, kind: .topic),
             ],
             queues: queues,
             bindings: bindings,

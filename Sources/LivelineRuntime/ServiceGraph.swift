@@ -283,7 +283,8 @@ private func buildTranslator(
             consumer: consumer, publisher: publisher, store: store,
             translator: Translator(configuration: workers.translator), topology: workers.topology,
             settings: workers.translatorSettings, logger: logger, health: health,
-            channels: graph.apns.map { ChannelOpener(store: store, clients: $0, logger: logger) }))
+            channels: graph.apns.map { ChannelOpener(store: store, clients: $0, logger: logger) },
+            outcomes: workers.outcomes))
     graph.services.append(RetentionPruner(store: store, settings: workers.retention, logger: logger))
     let gauges = TransportGauges(registry: registry, health: health, brokers: graph.brokers)
     let ops = role.listeningPort

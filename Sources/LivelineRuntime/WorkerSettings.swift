@@ -65,6 +65,10 @@ public struct WorkerSettings: Sendable {
     /// deletes the channels this deployment created at APNs and no longer knows live
     /// (``ChannelSweeper``). Never another deployment's.
     public var sweepsOrphanChannels: Bool
+    /// `liveline.outcomes.domains`, default none: the domains whose events' outcomes are
+    /// published to `liveline.outcomes` (comma-separated, or `*` for all). Each outcome is a
+    /// message of its own, so it is off unless a producer binds a queue for it.
+    public var outcomes: OutcomeDomains
 
     public init(config: ConfigReader) throws {
         if let path = config.string(forKey: "translator.domains-file") {
@@ -98,6 +102,16 @@ public struct WorkerSettings: Sendable {
         sendShards = try LivelineSettings.integer(config, "send.shards", in: 1...LivelineTopology.maximumShards, default: 1)
         traceFlushMilliseconds = try LivelineSettings.integer(
             config, "sender.trace-flush-ms", in: 1...1_000, default: Int(SenderSettings().traceFlushInterval / .milliseconds(1)))
+        do {
+            outcomes = try OutcomeDomains(parsing: config.string(forKey: "outcomes.domains") ?? "")
+        } catch {
+            throw SettingsError(error.description)
+        }
+        let known = Set(translator.domains.map(\.name))
+        if let unknown = outcomes.named.subtracting(known).sorted().first {
+            throw SettingsError(
+                "liveline.outcomes.domains names \(unknown), which is not a configured domain (\(known.sorted().joined(separator: ", ")))")
+        }
     }
 
     /// The broker names and retry tiers the workers declare and use.
@@ -132,7 +146,7 @@ public struct WorkerSettings: Sendable {
 
     /// The sender's settings: the topology and the trace's group commit.
     public var senderSettings: SenderSettings {
-        SenderSettings(topology: topology, traceFlushInterval: .milliseconds(traceFlushMilliseconds))
+        SenderSettings(topology: topology, traceFlushInterval: .milliseconds(traceFlushMilliseconds), outcomes: outcomes)
     }
 
     /// The pruner's settings from the retention days.

@@ -37,6 +37,8 @@ struct E2EBenchmark: AsyncParsableCommand {
     @Option(help: "Name of the scenario in the markdown table.") var scenario: String?
     @Option(help: "Append the figures as a markdown table row to this file.") var markdown: String?
     @Flag(help: "Print the summary as JSON.") var json = false
+    @Flag(help: "Publish every event's outcomes (liveline.outcomes.domains=*) into a queue this process drains.")
+    var outcomes = false
 
     mutating func validate() throws {
         guard translators >= 1, senders >= 1 else { throw ValidationError("--translators and --senders must be at least 1") }
@@ -56,7 +58,9 @@ struct E2EBenchmark: AsyncParsableCommand {
     func run() async throws {
         let passed = try await Pipeline.with(
             executable: workers.liveline, amqpURL: workers.amqpURL, storeURL: storeURL, label: "e2e", simulator: simulator,
-            settings: ["LIVELINE_TRANSLATE_SHARDS": "\(shards)", "LIVELINE_SEND_SHARDS": "\(shards)"], passed: { $0 }, measure)
+            settings: ["LIVELINE_TRANSLATE_SHARDS": "\(shards)", "LIVELINE_SEND_SHARDS": "\(shards)",
+                       "LIVELINE_OUTCOMES_DOMAINS": outcomes ? "*" : ""],
+            passed: { $0 }, measure)
         if !passed { throw ExitCode.failure }
     }
 
@@ -66,6 +70,7 @@ struct E2EBenchmark: AsyncParsableCommand {
         try await load.registerDevices(in: pipeline)
         let apnsIDs = load.apnsIDs()
 
+        let drain = outcomes ? try await OutcomeDrain.start(amqpURL: workers.amqpURL, topology: pipeline.topology) : nil
         let meter = UsageMeter(broker: BrokerUsage())
         if !backlog { try await startWorkers(pipeline) }
         var before = meter.sample(pipeline)
@@ -94,6 +99,7 @@ struct E2EBenchmark: AsyncParsableCommand {
         sampling?.cancel()
         if sampling != nil { memory.record(after) }
         let stages = try await Stage.means(of: pipeline.workers)
+        let outcomesReceived = await drain?.stop()
         // A graceful stop flushes the workers' traces, which the ledger reads.
         let killed = await pipeline.stopWorkers()
         if !killed.isEmpty { throw BenchError(killed.map(\.notStopped).joined(separator: "; ")) }
@@ -111,7 +117,7 @@ struct E2EBenchmark: AsyncParsableCommand {
             processes: meter.usage(before: before, after: after, events: events), stages: stages,
             publishing: publishing,
             windows: windowSeconds.map { SoakWindow.windows(of: $0, from: started, publishedAt: publishedAt, outcome: outcome, memory: memory) },
-            ledger: verdict)
+            ledger: verdict, outcomes: outcomesReceived)
         if json {
             try printJSON(summary)
         } else {
@@ -152,6 +158,8 @@ struct E2EBenchmark: AsyncParsableCommand {
         var publishing: [UsageMeter.Usage]?
         var windows: [SoakWindow]?
         var ledger: Verdict
+        /// With `--outcomes`: the outcomes the drain received.
+        var outcomes: Int?
 
         var text: String {
             var lines = [
@@ -159,7 +167,8 @@ struct E2EBenchmark: AsyncParsableCommand {
                     + "\(events) events over "
                     + "\(activities) activities, " + (rate == 0 ? "flat out" : "\(rate)/s")
                     + (burst.map { " in bursts of \($0)" } ?? ""),
-                String(format: "  sustained: %.0f events/s, %.0f pushes/s (%.1f s to the last push)", eventsPerSecond, pushesPerSecond, seconds),
+                String(format: "  sustained: %.0f events/s, %.0f pushes/s (%.1f s to the last push)", eventsPerSecond, pushesPerSecond, seconds)
+                    + (outcomes.map { ", \($0) outcomes received" } ?? ""),
                 String(format: "  latency, publish to APNs receipt: p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms", p50, p99, p999),
                 "  process                       cpu s   µs/event   peak RSS    RSS now",
             ]

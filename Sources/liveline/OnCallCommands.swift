@@ -123,7 +123,8 @@ struct DLQCommand: AsyncParsableCommand {
             let config = try await LivelineSettings.reader(file: options.config)
             let settings = try LivelineSettings(config: config)
             // Replayed jobs go to their send shard, so the shard counts must be the workers'.
-            let topology = try WorkerSettings(config: config).topology
+            let workers = try WorkerSettings(config: config)
+            let topology = workers.topology
             let logger = onCallLogger(options)
             try await settings.store.withStore(logger: logger) { store in
                 let counting = DeadLetterReplay(store: store, connection: nil, topology: topology)
@@ -142,8 +143,11 @@ struct DLQCommand: AsyncParsableCommand {
                 let progress = ReplayProgress(total: total, json: json, verbose: dryRun)
                 let summary: DeadLetterReplay.Summary
                 do {
-                    summary = try await DeadLetterReplay(store: store, connection: connection, topology: topology)
-                        .run(matching: filter, limit: limit, force: force, dryRun: dryRun) { progress.record($0) }
+                    var replay = DeadLetterReplay(store: store, connection: connection, topology: topology)
+                    if !workers.outcomes.isEmpty {
+                        replay.outcomes = OutcomeReporter(domains: workers.outcomes, topology: topology, stage: .dlq)
+                    }
+                    summary = try await replay.run(matching: filter, limit: limit, force: force, dryRun: dryRun) { progress.record($0) }
                 } catch {
                     await connection?.close()
                     throw error

@@ -47,6 +47,28 @@ struct SchemaConformanceTests {
         #expect(throws: Never.self) { try Fixtures.translator.parse(Fixtures.eventBody(event)) }
     }
 
+    /// Every kind of outcome, as the workers publish it, conforms to outcome.schema.json; one
+    /// with an unknown kind or a field the schema does not name does not.
+    @Test func outcomesConform() throws {
+        let outcomes: [EventOutcome] = [
+            EventOutcome(.delivered, eventId: "e-1", domain: "ride", activityId: "r-1",
+                         apnsId: "5f2e1d3c-0b4a-4c8e-9f1a-2b3c4d5e6f70", target: "update token 3e950476…", push: "update"),
+            EventOutcome(.deviceGone, eventId: "e-1", domain: "ride", activityId: "r-1", reason: "Unregistered",
+                         target: "update token 3e950476…", push: "update"),
+            EventOutcome(.deadLettered, eventId: "e-2", domain: "ride", activityId: "r-2", reason: "invalid-override", deadLetterId: "d-1"),
+            EventOutcome(.dropped, eventId: "e-3", domain: "score", activityId: "g-1", reason: "stale"),
+            EventOutcome(.replayed, eventId: "e-2", domain: "ride", activityId: "r-2", reason: "invalid-override", deadLetterId: "d-1"),
+        ]
+        for outcome in outcomes {
+            let instance = try json(outcome.cloudEvent(id: "k/\(outcome.outcome.rawValue)", source: "liveline/sender", time: Date()))
+            let errors = try validator.validate(instance, schemaFile: "outcome.schema.json")
+            #expect(errors.isEmpty, "\(outcome.outcome): \(errors)")
+        }
+        let delivered = try json(outcomes[0].cloudEvent(id: "k/delivered", source: "liveline/sender", time: Date()))
+        #expect(try !validator.validate(setting(.string("lost"), at: ["data", "outcome"], in: delivered), schemaFile: "outcome.schema.json").isEmpty)
+        #expect(try !validator.validate(setting(.string("x"), at: ["data", "token"], in: delivered), schemaFile: "outcome.schema.json").isEmpty)
+    }
+
     @Test func brokenEventsDoNotConform() throws {
         var event = try json(Fixtures.eventBody("ride-arrived"))
         event = setting(.string("teleporting"), at: ["data", "contentState", "status"], in: event)

@@ -1,3 +1,4 @@
+import LivelineCore
 import LivelineMessaging
 import LivelineRuntime
 import LivelineServices
@@ -146,5 +147,27 @@ func workerSettings(_ variable: String, _ value: String?) async throws -> Worker
     func outOfRangeOrNoNumberIsRefusedNamingTheKey(value: String) async throws {
         let error = await #expect(throws: SettingsError.self) { try await Self.settings(value) }
         #expect(error.map { "\($0)" }?.contains("liveline.sender.trace-flush-ms") == true)
+    }
+}
+
+/// `liveline.outcomes.domains`: whose events' outcomes are published, checked at start.
+@Suite struct OutcomeDomainsSettingsTests {
+    static func domains(_ value: String?) async throws -> OutcomeDomains {
+        try await workerSettings("LIVELINE_OUTCOMES_DOMAINS", value).outcomes
+    }
+
+    @Test func noneByDefaultAllWithAStarOrTheDomainsNamed() async throws {
+        #expect(try await Self.domains(nil).isEmpty)
+        #expect(try await Self.domains("*").reports("delivery"))
+        let named = try await Self.domains("ride, score")
+        #expect(named.reports("ride") && named.reports("score") && !named.reports("delivery"))
+        // The sender reads the same setting.
+        #expect(try await workerSettings("LIVELINE_OUTCOMES_DOMAINS", "ride").senderSettings.outcomes == OutcomeDomains(parsing: "ride"))
+    }
+
+    @Test(arguments: ["rides", "ride,#", "ride.*"])
+    func aNameThatIsNoConfiguredDomainIsRefused(value: String) async throws {
+        let error = await #expect(throws: SettingsError.self) { try await Self.domains(value) }
+        #expect(error.map { "\($0)" }?.contains("liveline.outcomes.domains") == true)
     }
 }

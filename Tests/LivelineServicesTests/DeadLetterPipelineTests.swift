@@ -123,7 +123,9 @@ struct DeadLetterPipelineTests {
                     activityID: "r-refused", domain: "ride", attributesType: "RideAttributes", userID: "u-1", attributes: nil,
                     contentState: "{}", eventTime: refusedJob.eventTime.date, end: nil)])
 
-                let replay = DeadLetterReplay(store: harness.store, connection: harness.connection, topology: topology)
+                var replay = DeadLetterReplay(store: harness.store, connection: harness.connection, topology: topology)
+                replay.outcomes = OutcomeReporter(domains: .all, topology: topology, stage: .dlq)
+                let listener = try await OutcomeListener(topology, connection: harness.connection, keys: ["ride.replayed"])
                 // A dry run says what would happen and changes nothing.
                 let dry = try await replay.run(matching: .init(), limit: 100, force: false, dryRun: true) { _ in }
                 #expect(dry.replayed == 1 && dry.skipped == ["token-removed": 1, "activity-unknown": 1])
@@ -133,6 +135,13 @@ struct DeadLetterPipelineTests {
                 let summary = try await replay.run(matching: .init(), limit: 100, force: false, dryRun: false) { _ in }
                 #expect(summary.replayed == 1 && summary.skipped == ["token-removed": 1, "activity-unknown": 1] && summary.failed == 0)
                 try await eventually("the replayed job delivered") { !harness.simulator.deliveries(toDevice: stuck).isEmpty }
+                // Its producer hears of it: the one letter replayed, not the two skipped.
+                try await eventually("the replayed outcome") { !listener.outcomes.isEmpty }
+                let replayed = try #require(listener.outcomes.first)
+                #expect(listener.outcomes.count == 1 && replayed.source == "liveline/dlq")
+                #expect(replayed.data.outcome == .replayed && replayed.data.deadLetterId == moved.id)
+                #expect(replayed.data.eventId == stuckJob.eventId && replayed.data.activityId == "r-stuck")
+                await listener.close()
                 #expect(harness.simulator.deliveries(toDevice: refused).isEmpty)
                 #expect(try await harness.store.deadLetter(id: moved.id)?.resolution?.outcome == "replayed")
                 #expect(try await harness.store.deadLetter(id: sent.id)?.resolution?.outcome == "skipped: token-removed")

@@ -31,13 +31,13 @@ struct TraceWriterTests {
             let writer = Self.writer(store, batchSize: 3)
             let acked = Mutex<[String]>([])
             for id in ["r-1", "r-2"] {
-                writer.append([Self.entry(id)]) { acked.withLock { $0.append(id) } }
+                writer.append([Self.entry(id)]) { recorded in acked.withLock { $0.append(recorded ? id : "unrecorded") } }
             }
             try await Task.sleep(for: .milliseconds(50))
             #expect(acked.withLock { $0 }.isEmpty, "nothing is committed below the batch size")
             #expect(try await store.trace(activityID: "r-1", limit: 10).isEmpty)
 
-            writer.append([Self.entry("r-3")]) { acked.withLock { $0.append("r-3") } }
+            writer.append([Self.entry("r-3")]) { recorded in acked.withLock { $0.append(recorded ? "r-3" : "unrecorded") } }
             try await Self.eventually { acked.withLock { $0.count } == 3 }
             #expect(acked.withLock { Set($0) } == ["r-1", "r-2", "r-3"])
             for id in ["r-1", "r-2", "r-3"] {
@@ -51,15 +51,15 @@ struct TraceWriterTests {
         try await SQLiteTestDatabase.withStore { store in
             let writer = Self.writer(store, batchSize: 1_000)
             let acked = Mutex<[String]>([])
-            writer.append([]) { acked.withLock { $0.append("empty") } }
+            writer.append([]) { recorded in acked.withLock { $0.append(recorded ? "empty" : "unrecorded") } }
             #expect(acked.withLock { $0 } == ["empty"])
 
-            writer.append([Self.entry("r-1")]) { acked.withLock { $0.append("r-1") } }
+            writer.append([Self.entry("r-1")]) { recorded in acked.withLock { $0.append(recorded ? "r-1" : "unrecorded") } }
             await writer.flush()
             #expect(acked.withLock { $0 } == ["empty", "r-1"])
 
             writer.finish()
-            writer.append([Self.entry("r-2")]) { acked.withLock { $0.append("r-2") } }
+            writer.append([Self.entry("r-2")]) { recorded in acked.withLock { $0.append(recorded ? "r-2" : "unrecorded") } }
             try await Self.eventually { acked.withLock { $0.count } == 3 }
             #expect(acked.withLock { $0 } == ["empty", "r-1", "r-2"])
             #expect(try await store.trace(activityID: "r-2", limit: 10).count == 1)
@@ -75,7 +75,7 @@ struct TraceWriterTests {
             let acked = Mutex<[String]>([])
             // Idle long enough for several intervals, then one entry below the batch size.
             try await Task.sleep(for: .milliseconds(100))
-            writer.append([Self.entry("r-1")]) { acked.withLock { $0.append("r-1") } }
+            writer.append([Self.entry("r-1")]) { recorded in acked.withLock { $0.append(recorded ? "r-1" : "unrecorded") } }
             try await Self.eventually { !acked.withLock { $0 }.isEmpty }
             #expect(acked.withLock { $0 } == ["r-1"], "the ticker woke for the entry and committed it")
             #expect(try await store.trace(activityID: "r-1", limit: 10).count == 1)
@@ -91,7 +91,7 @@ struct TraceWriterTests {
             waiting.cancel()
             await waiting.value
             // Cancelled, it no longer ticks, so an append commits on its own.
-            cancelled.append([Self.entry("r-2")]) { acked.withLock { $0.append("r-2") } }
+            cancelled.append([Self.entry("r-2")]) { recorded in acked.withLock { $0.append(recorded ? "r-2" : "unrecorded") } }
             try await Self.eventually { acked.withLock { $0.count } == 2 }
             #expect(acked.withLock { $0 } == ["r-1", "r-2"])
         }

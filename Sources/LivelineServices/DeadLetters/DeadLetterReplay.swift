@@ -55,6 +55,8 @@ public struct DeadLetterReplay: Sendable {
     public var batchSize = 200
     /// How long a claim keeps other replays away from a letter.
     public var lease: TimeInterval = 120
+    /// Tells the producers that asked that their events' letters were replayed.
+    public var outcomes: OutcomeReporter?
 
     public init(store: any ActivityStore, connection: AMQPConnection?, topology: LivelineTopology = LivelineTopology()) {
         self.store = store
@@ -148,6 +150,7 @@ public struct DeadLetterReplay: Sendable {
             }
 
             var outcomes: [(id: String, outcome: String?)] = []
+            var reported: [AMQPMessage] = []
             var steps: [Step] = []
             var trace: [TraceEntry] = []
             for (index, (letter, decision)) in zip(batch, decisions).enumerated() {
@@ -160,6 +163,7 @@ public struct DeadLetterReplay: Sendable {
                 } else {
                     outcomes.append((letter.id, decision.outcome))
                     step = Self.step(letter, decision, action: decision.isSkip ? "skipped" : "replayed")
+                    if !decision.isSkip, let message = replayed(letter) { reported.append(message) }
                 }
                 steps.append(step)
                 if let activity = letter.activityID {
@@ -170,8 +174,19 @@ public struct DeadLetterReplay: Sendable {
             }
             try await store.resolveDeadLetters(outcomes, claimant: claimant, at: Date())
             try await store.appendTrace(trace)
+            try await self.outcomes?.publish(reported, on: connection)
             progress(steps)
         }
+    }
+
+    /// The `replayed` outcome of a letter whose event's producers asked for outcomes.
+    private func replayed(_ letter: DeadLetterRecord) -> AMQPMessage? {
+        guard let outcomes, let domain = letter.domain, outcomes.reports(domain), let eventID = letter.eventID,
+            let activityID = letter.activityID
+        else { return nil }
+        return outcomes.message(
+            EventOutcome(.replayed, eventId: eventID, domain: domain, activityId: activityID, reason: letter.reason, deadLetterId: letter.id),
+            key: letter.id)
     }
 
     /// Loads the activities and tokens the batch's job letters need, in one call, and decides.

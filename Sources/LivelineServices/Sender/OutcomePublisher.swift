@@ -34,8 +34,10 @@ struct OutcomePublisher: Sendable {
     }
 
     /// Sends `deadLetter` to the dead exchange with the headers on-call filters by, and the
-    /// job's `x-death` history (`deaths`) when it came back from retry tiers.
-    func deadLetter(_ deadLetter: DeadLetter, deaths: AMQPFieldValue? = nil) async throws {
+    /// job's `x-death` history (`deaths`) when it came back from retry tiers; returns the
+    /// letter's id.
+    @discardableResult
+    func deadLetter(_ deadLetter: DeadLetter, deaths: AMQPFieldValue? = nil) async throws -> String {
         var headers: AMQPTable = [
             SenderHeaders.reason: .string(deadLetter.reason.rawValue), DeadLetterHeaders.source: "sender",
         ]
@@ -43,6 +45,8 @@ struct OutcomePublisher: Sendable {
         if let domain = deadLetter.domain { headers[SenderHeaders.domain] = .string(domain) }
         if let activity = deadLetter.activityId { headers[SenderHeaders.activity] = .string(activity) }
         let body = try JSONEncoder().encode(deadLetter)
+        // A fresh id: the job id is not unique once a replayed job dies again.
+        let id = UUID().uuidString.lowercased()
         try await connection.publish(
             AMQPMessage(
                 exchange: topology.deadExchange,
@@ -52,10 +56,10 @@ struct OutcomePublisher: Sendable {
                     contentType: "application/json",
                     headers: headers,
                     persistent: true,
-                    // A fresh id: the job id is not unique once a replayed job dies again.
-                    messageID: UUID().uuidString.lowercased()
+                    messageID: id
                 )
             )
         )
+        return id
     }
 }

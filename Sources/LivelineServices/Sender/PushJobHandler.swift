@@ -25,6 +25,16 @@ struct PushJobHandler: Sendable {
     let metrics: SenderMetrics
     let tiers: [LivelineTopology.RetryTier]
     let logger: Logger
+    /// Reports what became of the jobs to the producers that asked; nil reports none.
+    var outcomes: OutcomeReporter? = nil
+
+    /// What a job's end leaves to commit before its ack: its trace lines, and its outcome
+    /// for the producer. An array, not an optional: a message inline would grow every async
+    /// frame that holds one, on every push, for an outcome most domains never ask for.
+    struct Recorded: Sendable {
+        var trace: [TraceEntry]
+        var outcomes: [AMQPMessage] = []
+    }
 
     /// What the delivery's headers say about earlier attempts.
     struct Attempt {
@@ -52,8 +62,8 @@ struct PushJobHandler: Sendable {
         _ incoming: IncomingJob, job: Result<PushJob, any Error>, settlement: DeliverySettlement, overtaken: Overtaking? = nil
     ) async {
         do {
-            let traced = try await process(incoming, job: job, overtaken: overtaken)
-            traces.append(traced) { settlement.settle(recorded: true) }
+            let recorded = try await process(incoming, job: job, overtaken: overtaken)
+            traces.append(recorded.trace, outcomes: recorded.outcomes) { settlement.settle(recorded: $0) }
         } catch {
             metrics.recordFailed()
             logger.error(
@@ -64,7 +74,7 @@ struct PushJobHandler: Sendable {
         }
     }
 
-    /// Sends and records the outcome; returns its trace entries, to be committed before the ack.
+    /// Sends and records the outcome; returns what is committed before the ack.
     ///
     /// The checks before the send (``admit(_:attempt:overtaken:)``) and the send
     /// itself (``deliver(_:client:incoming:attempt:)``) are functions of their own: every
@@ -72,7 +82,7 @@ struct PushJobHandler: Sendable {
     /// the frames of the one task each push runs in come from malloc once they pass 1 KB.
     private func process(
         _ incoming: IncomingJob, job decoded: Result<PushJob, any Error>, overtaken: Overtaking?
-    ) async throws -> [TraceEntry] {
+    ) async throws -> Recorded {
         let now = EventTime(Date())
         let headers = incoming.headers
         let attempt = Attempt(
@@ -89,8 +99,8 @@ struct PushJobHandler: Sendable {
         switch try await admit(decoded, attempt: attempt, overtaken: overtaken) {
         case .send(let job, let client):
             return try await deliver(job, client: client, incoming: incoming, attempt: attempt)
-        case .dropped(let trace):
-            return [trace]
+        case .dropped(let recorded):
+            return recorded
         case .refused(let refusal):
             return try await refuse(refusal, incoming: incoming, attempt: attempt)
         }
@@ -100,7 +110,7 @@ struct PushJobHandler: Sendable {
     private enum Admission {
         case send(PushJob, APNsClient)
         /// Not worth sending (stale, superseded, expired, after its activity's end).
-        case dropped(TraceEntry)
+        case dropped(Recorded)
         /// Dead-lettered or parked in a retry tier instead of sent.
         case refused(Refusal)
     }
@@ -140,7 +150,9 @@ struct PushJobHandler: Sendable {
             case (.superseded, .sent): "; a newer job for the same target went before it"
             default: ""
             }
-            return .dropped(trace(job, .dropped, "\(dropReason): not sent (attempt \(attempt.count + 1)\(why))"))
+            return .dropped(Recorded(
+                trace: [trace(job, .dropped, "\(dropReason): not sent (attempt \(attempt.count + 1)\(why))")],
+                outcomes: outcome(.dropped, job, reason: dropReason)))
         }
         if case .device(let token, _, _) = job.target, let remaining = backoff.remaining(for: token) {
             return .refused(.backingOff(job, remaining))
@@ -149,7 +161,7 @@ struct PushJobHandler: Sendable {
     }
 
     /// Records a job that is not sent: dead-lettered, or parked in a retry tier.
-    private func refuse(_ refusal: Refusal, incoming: IncomingJob, attempt: Attempt) async throws -> [TraceEntry] {
+    private func refuse(_ refusal: Refusal, incoming: IncomingJob, attempt: Attempt) async throws -> Recorded {
         switch refusal {
         case .notAJob(let error):
             return try await deadLetter(
@@ -175,7 +187,7 @@ struct PushJobHandler: Sendable {
     }
 
     /// Opens the activity's channel if the job is a broadcast, sends, and records the answer.
-    private func deliver(_ job: PushJob, client: APNsClient, incoming: IncomingJob, attempt: Attempt) async throws -> [TraceEntry] {
+    private func deliver(_ job: PushJob, client: APNsClient, incoming: IncomingJob, attempt: Attempt) async throws -> Recorded {
         let destination: Destination
         switch job.target {
         case .device(let token, _, _):
@@ -248,7 +260,7 @@ struct PushJobHandler: Sendable {
     private func record(
         _ resolution: SendResolution, job: PushJob, body: Data, messageID: String?, attempt: Attempt, client: APNsClient,
         channelID: String?, uniqueID: String? = nil
-    ) async throws -> [TraceEntry] {
+    ) async throws -> Recorded {
         guard case .delivered = resolution else {
             return try await recordFailure(resolution, job: job, body: body, messageID: messageID, attempt: attempt)
         }
@@ -267,13 +279,13 @@ struct PushJobHandler: Sendable {
             delivered += ", apns-unique-id "
             delivered += uniqueID
         }
-        return [trace(job, .apnsOutcome, delivered)]
+        return Recorded(trace: [trace(job, .apnsOutcome, delivered)], outcomes: outcome(.delivered, job))
     }
 
     /// Every answer but a delivery, apart from it so its frame's slots stay off the common path.
     private func recordFailure(
         _ resolution: SendResolution, job: PushJob, body: Data, messageID: String?, attempt: Attempt
-    ) async throws -> [TraceEntry] {
+    ) async throws -> Recorded {
         switch resolution {
         case .delivered:
             preconditionFailure("a delivery is recorded by record(_:job:body:messageID:attempt:client:channelID:uniqueID:)")
@@ -286,7 +298,9 @@ struct PushJobHandler: Sendable {
             // Keeps a token the app registered again after APNs saw it go away.
             let deleted = try await store.deleteToken(token, registeredBefore: unregisteredAt ?? attempt.now.date)
             metrics.finished("unregistered", reason: "Unregistered")
-            return [trace(job, .apnsOutcome, "410 Unregistered; \(deleted) registration(s) of \(job.target.logDescription) deleted")]
+            return Recorded(
+                trace: [trace(job, .apnsOutcome, "410 Unregistered; \(deleted) registration(s) of \(job.target.logDescription) deleted")],
+                outcomes: outcome(.deviceGone, job, reason: "Unregistered"))
 
         case .tokenRejected(let reason):
             if case .device(let token, _, _) = job.target {
@@ -319,7 +333,7 @@ struct PushJobHandler: Sendable {
     /// `HTTP <status>` or `transport`) for the metrics, whose `retries_total` has the tier.
     private func retry(
         _ plan: RetryPlan, body: Data, messageID: String?, job: PushJob, attempt: Attempt, reason: String, apnsReason: String
-    ) async throws -> [TraceEntry] {
+    ) async throws -> Recorded {
         switch plan {
         case .tier(let tier, let nextAttempt):
             try await publisher.retry(
@@ -327,7 +341,8 @@ struct PushJobHandler: Sendable {
             )
             metrics.retried(tier: tier.name)
             metrics.finished("retried", reason: apnsReason)
-            return [trace(job, .retried, "\(reason); attempt \(nextAttempt + 1) after tier \(tier.name)")]
+            // Not an outcome yet: the job's end comes after the tier.
+            return Recorded(trace: [trace(job, .retried, "\(reason); attempt \(nextAttempt + 1) after tier \(tier.name)")])
         case .exhausted(let attempts):
             return try await deadLetter(
                 body: body, job: job,
@@ -339,13 +354,13 @@ struct PushJobHandler: Sendable {
 
     private func deadLetter(
         body: Data, job: PushJob?, attempt: Attempt, reason: DeadLetterReason, message: String
-    ) async throws -> [TraceEntry] {
+    ) async throws -> Recorded {
         let letter = DeadLetter(
             reason: reason, message: message, originalBody: body, attempts: attempt.count + 1,
             firstAttemptAt: attempt.firstAt, lastAttemptAt: attempt.now,
             domain: job?.domain, activityId: job?.activityId, eventId: job?.eventId, jobId: job?.jobId
         )
-        try await publisher.deadLetter(letter, deaths: attempt.deaths)
+        let letterID = try await publisher.deadLetter(letter, deaths: attempt.deaths)
         metrics.deadLettered(reason: reason.rawValue)
         metrics.finished("dead-lettered", reason: reason.rawValue)
         logger.notice(
@@ -357,7 +372,20 @@ struct PushJobHandler: Sendable {
                 .pushTarget: "\(job?.target.logDescription ?? "-")",
             ])
         )
-        return job.map { [trace($0, .deadLettered, "\(reason): \(message)")] } ?? []
+        guard let job else { return Recorded(trace: []) }
+        return Recorded(
+            trace: [trace(job, .deadLettered, "\(reason): \(message)")],
+            outcomes: outcome(.deadLettered, job, reason: reason.rawValue, deadLetterID: letterID))
+    }
+
+    /// The job's outcome, when its domain's producers asked for outcomes.
+    private func outcome(_ kind: EventOutcome.Kind, _ job: PushJob, reason: String? = nil, deadLetterID: String? = nil) -> [AMQPMessage] {
+        guard let outcomes, outcomes.reports(job.domain) else { return [] }
+        let outcome = EventOutcome(
+            kind, eventId: job.eventId, domain: job.domain, activityId: job.activityId, reason: reason,
+            apnsId: kind == .delivered ? job.apnsId.hyphenated(uppercase: false) : nil,
+            target: job.target.logDescription, deadLetterId: deadLetterID, push: job.event.rawValue)
+        return [outcomes.message(outcome, key: job.jobId)]
     }
 
     private func closeChannel(job: PushJob, key: String, channelID: String, client: APNsClient) async {

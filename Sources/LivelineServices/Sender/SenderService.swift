@@ -61,9 +61,11 @@ public final class SenderService: Service {
         self.health = health
         self.metricsFactory = metricsFactory
         let metrics = SenderMetrics(factory: metricsFactory)
+        let outcomes = settings.outcomes.isEmpty
+            ? nil : OutcomeReporter(domains: settings.outcomes, topology: settings.topology, stage: .sender, factory: metricsFactory)
         let traces = TraceWriter(
             store: store, interval: settings.traceFlushInterval, batchSize: settings.traceBatchSize,
-            metrics: metrics, logger: logger
+            metrics: metrics, logger: logger, outcomes: outcomes.map { ($0, publishing) }
         )
         self.consuming = consuming
         self.settings = settings
@@ -78,7 +80,8 @@ public final class SenderService: Service {
             channels: ChannelKeeper(store: store, logger: logger),
             metrics: metrics,
             tiers: settings.topology.retryTiers,
-            logger: logger
+            logger: logger,
+            outcomes: outcomes
         )
     }
 

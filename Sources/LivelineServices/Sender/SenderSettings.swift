@@ -1,3 +1,4 @@
+import LivelineCore
 import LivelineMessaging
 
 /// How a ``SenderService`` consumes, sends and records outcomes.
@@ -34,6 +35,8 @@ public struct SenderSettings: Sendable {
     /// How often the worker looks at the live senders and rebalances the send shards it
     /// holds. Default 1 s.
     public var balanceInterval: Duration
+    /// The domains whose pushes' outcomes go to their producers. Default none.
+    public var outcomes: OutcomeDomains
 
     /// Creates settings; every argument has the documented default.
     public init(
@@ -44,8 +47,10 @@ public struct SenderSettings: Sendable {
         maximumThrottleBackoff: Duration = .seconds(600),
         traceFlushInterval: Duration = .milliseconds(50),
         traceBatchSize: Int = 250,
-        balanceInterval: Duration = .seconds(1)
+        balanceInterval: Duration = .seconds(1),
+        outcomes: OutcomeDomains = .none
     ) {
+        self.outcomes = outcomes
         self.balanceInterval = balanceInterval
         self.topology = topology
         self.prefetch = prefetch

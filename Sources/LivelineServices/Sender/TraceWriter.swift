@@ -1,4 +1,5 @@
 import Foundation
+import LivelineAMQP
 import LivelineLogging
 import LivelineStore
 import Logging
@@ -6,7 +7,8 @@ import Synchronization
 
 /// Appends trace entries in group commits: every caller adds its entries with what must
 /// follow their commit (the job's ack), and one transaction carries every entry that
-/// arrived in the last few milliseconds. One transaction per push would cap the sender at
+/// arrived in the last few milliseconds. The jobs' outcomes for their producers go out in
+/// the same groups, published while the transaction commits. One transaction per push would cap the sender at
 /// the store's commit rate; one per batch makes tracing nearly free.
 ///
 /// Callers do not wait for the commit: the follow-up runs after it instead. A send slot
@@ -18,11 +20,20 @@ import Synchronization
 /// sleeps only while entries wait: an idle sender ticking every 5 ms woke 200 times a
 /// second for nothing, and at 100 pushes/s most of its wake-ups found nothing to commit.
 final class TraceWriter: Sendable {
-    typealias Committed = @Sendable () -> Void
+    /// Told whether the job's end is recorded: false only when its outcome for the producer
+    /// could not be published, so the job is requeued and reported again.
+    typealias Committed = @Sendable (_ recorded: Bool) -> Void
+
+    private struct FollowUp {
+        var run: Committed
+        /// The job had an outcome to publish.
+        var reported: Bool
+    }
 
     private struct State {
         var pending: [TraceEntry] = []
-        var followUps: [Committed] = []
+        var outcomes: [AMQPMessage] = []
+        var followUps: [FollowUp] = []
         var finished = false
         /// The ticker, while it waits for a first entry.
         var idle: CheckedContinuation<Void, Never>?
@@ -33,9 +44,14 @@ final class TraceWriter: Sendable {
     private let batchSize: Int
     private let logger: Logger
     private let metrics: SenderMetrics
+    private let outcomes: (reporter: OutcomeReporter, connection: AMQPConnection)?
     private let state = Mutex(State())
 
-    init(store: any SenderStore, interval: Duration, batchSize: Int, metrics: SenderMetrics, logger: Logger) {
+    init(
+        store: any SenderStore, interval: Duration, batchSize: Int, metrics: SenderMetrics, logger: Logger,
+        outcomes: (reporter: OutcomeReporter, connection: AMQPConnection)? = nil
+    ) {
+        self.outcomes = outcomes
         self.store = store
         self.interval = interval
         self.batchSize = batchSize
@@ -43,15 +59,16 @@ final class TraceWriter: Sendable {
         self.logger = logger
     }
 
-    /// Appends `entries` and calls `committed` once they are committed, or their commit
-    /// failed (which is logged and counted: a trace is for people, and failing the push
-    /// because its trace line could not be written would resend a push APNs already took).
-    /// Without entries, `committed` runs at once.
-    func append(_ entries: [TraceEntry], then committed: @escaping Committed) {
-        guard !entries.isEmpty else { return committed() }
-        let (batch, idle) = state.withLock { state -> ((entries: [TraceEntry], followUps: [Committed])?, CheckedContinuation<Void, Never>?) in
+    /// Appends `entries` and `outcomes`, and calls `committed` once the entries are committed,
+    /// or their commit failed (which is logged and counted: a trace is for people, and
+    /// failing the push because its trace line could not be written would resend a push APNs
+    /// already took), and the outcomes are published. Without either, `committed` runs at once.
+    func append(_ entries: [TraceEntry], outcomes: [AMQPMessage] = [], then committed: @escaping Committed) {
+        guard !entries.isEmpty || !outcomes.isEmpty else { return committed(true) }
+        let (batch, idle) = state.withLock { state -> (Batch?, CheckedContinuation<Void, Never>?) in
             state.pending.append(contentsOf: entries)
-            state.followUps.append(committed)
+            state.outcomes.append(contentsOf: outcomes)
+            state.followUps.append(FollowUp(run: committed, reported: !outcomes.isEmpty))
             // After finish() there is no ticker any more, so every caller commits its own.
             guard state.pending.count >= batchSize || state.finished else { return (nil, Self.wake(&state)) }
             return (Self.take(&state), nil)
@@ -59,7 +76,7 @@ final class TraceWriter: Sendable {
         idle?.resume()
         if let batch {
             // Commit on a task of its own so the caller that filled the batch goes on.
-            Task { await self.commit(batch.entries, batch.followUps) }
+            Task { await self.commit(batch) }
         }
     }
 
@@ -115,27 +132,54 @@ final class TraceWriter: Sendable {
     func flush() async {
         let batch = state.withLock { Self.take(&$0) }
         guard !batch.followUps.isEmpty else { return }
-        await commit(batch.entries, batch.followUps)
+        await commit(batch)
     }
 
-    private static func take(_ state: inout State) -> (entries: [TraceEntry], followUps: [Committed]) {
+    private struct Batch {
+        var entries: [TraceEntry]
+        var outcomes: [AMQPMessage]
+        var followUps: [FollowUp]
+    }
+
+    private static func take(_ state: inout State) -> Batch {
         defer {
             state.pending = []
+            state.outcomes = []
             state.followUps = []
         }
-        return (state.pending, state.followUps)
+        return Batch(entries: state.pending, outcomes: state.outcomes, followUps: state.followUps)
     }
 
-    private func commit(_ entries: [TraceEntry], _ followUps: [Committed]) async {
-        do {
-            try await store.appendTrace(entries)
-        } catch {
-            metrics.traceFailed(count: entries.count)
-            logger.error(
-                "sender trace commit failed",
-                metadata: ServiceLogKey.metadata([.traceEntries: "\(entries.count)", .traceError: "\(error)"])
-            )
+    private func commit(_ batch: Batch) async {
+        async let published = publish(batch.outcomes)
+        if !batch.entries.isEmpty {
+            do {
+                try await store.appendTrace(batch.entries)
+            } catch {
+                metrics.traceFailed(count: batch.entries.count)
+                logger.error(
+                    "sender trace commit failed",
+                    metadata: ServiceLogKey.metadata([.traceEntries: "\(batch.entries.count)", .traceError: "\(error)"])
+                )
+            }
         }
-        for followUp in followUps { followUp() }
+        let reported = await published
+        for followUp in batch.followUps { followUp.run(reported || !followUp.reported) }
+    }
+
+    /// Publishes the outcomes; false if the broker could not take them (a full queue's
+    /// refusal is not that: those are dropped and counted).
+    private func publish(_ messages: [AMQPMessage]) async -> Bool {
+        guard !messages.isEmpty, let outcomes else { return true }
+        do {
+            try await outcomes.reporter.publish(messages, on: outcomes.connection)
+            return true
+        } catch {
+            logger.error(
+                "could not publish outcomes; requeueing their jobs",
+                metadata: ServiceLogKey.metadata([.traceEntries: "\(messages.count)", .traceError: "\(error)"])
+            )
+            return false
+        }
     }
 }

@@ -27,6 +27,8 @@ struct BatchProcessor: Sendable {
     let logger: Logger
     /// Opens shared activities' channels; nil leaves that to the sender's first broadcast.
     var channels: ChannelOpener? = nil
+    /// Reports drops and dead letters to the producers that asked; nil reports none.
+    var outcomes: OutcomeReporter? = nil
 
     /// A batch whose state is stored and whose messages are ready to publish.
     struct PreparedBatch: Sendable {
@@ -41,6 +43,8 @@ struct BatchProcessor: Sendable {
         var dropped: [String: Int]
         var deadLettered: [String: Int]
         var startedPublishing: ContinuousClock.Instant
+        /// Outcomes for the producers, published beside the batch and confirmed with it.
+        var outcomes: [AMQPMessage] = []
     }
 
     /// One message of a batch: its bytes, and whether the broker delivered it before.
@@ -62,6 +66,8 @@ struct BatchProcessor: Sendable {
         /// Decisions made before translation (bad messages, coalescing).
         var trace: [TraceEntry]
         var now: Date
+        /// The outcomes of those decisions.
+        var outcomes: [AMQPMessage]
     }
 
     /// A batch's messages with what parsing made of each, in order, and the events left
@@ -129,6 +135,7 @@ struct BatchProcessor: Sendable {
         var dropped: [String: Int] = [:]
         var deadLettered: [String: Int] = [:]
         var trace: [TraceEntry] = []
+        var outcomeMessages: [AMQPMessage] = []
 
         // 1. Parsed. A bad message becomes a dead letter, never a crash or a silent drop.
         var incomingByEventId: [String: Incoming] = [:]
@@ -139,8 +146,13 @@ struct BatchProcessor: Sendable {
                 if incomingByEventId[event.id] == nil { incomingByEventId[event.id] = message }
             case .failure(let error):
                 let letter = RejectedEvent.deadLetter(body: body, error: error, at: nowTime)
-                outgoing.append(try OutgoingMessage.deadLetter(letter, encoder: encoder, topology: topology))
+                let message = try OutgoingMessage.deadLetter(letter, encoder: encoder, topology: topology)
+                outgoing.append(message)
                 deadLettered[letter.reason.rawValue, default: 0] += 1
+                if let domain = letter.domain, let activity = letter.activityId, let eventID = letter.eventId {
+                    report(.deadLettered, eventID: eventID, domain: domain, activityID: activity, reason: letter.reason.rawValue,
+                           deadLetterID: message.properties.messageID, into: &outcomeMessages)
+                }
                 if let activity = letter.activityId {
                     trace.append(TraceEntry(activityID: activity, at: now, kind: .deadLettered,
                                             detail: "event \(letter.eventId ?? "?"): \(letter.message)"))
@@ -168,6 +180,7 @@ struct BatchProcessor: Sendable {
                 dropped["superseded", default: 0] += 1
                 trace.append(TraceEntry(activityID: event.activityId, at: now, kind: .dropped,
                                         detail: "event \(event.id): superseded by \(newer) in the same batch"))
+                report(.dropped, event, reason: "superseded", into: &outcomeMessages)
                 continue
             }
             let incoming = incomingByEventId[event.id]
@@ -176,7 +189,7 @@ struct BatchProcessor: Sendable {
         _ = metrics.record(.translate, since: phaseStart)
         return PlannedBatch(
             plan: plan, received: messages.count, outgoing: outgoing, dropped: dropped, deadLettered: deadLettered,
-            trace: trace, now: now)
+            trace: trace, now: now, outcomes: outcomeMessages)
     }
 
     /// What the batch's shared activities need beyond their snapshots: the channel of each
@@ -226,6 +239,7 @@ struct BatchProcessor: Sendable {
         var dropped = planned.dropped
         var deadLettered = planned.deadLettered
         var trace = planned.trace
+        var outcomeMessages = planned.outcomes
         var phaseStart = ContinuousClock.now
 
         // 4. One transaction: every applied state, every decision's trace, and the priority-10
@@ -269,13 +283,16 @@ struct BatchProcessor: Sendable {
                 }
                 if let notApplied, !notApplied.publishesAgain {
                     dropped[notApplied.metricReason, default: 0] += 1
+                    report(.dropped, plan.entries[entryIndex].event, reason: notApplied.metricReason, into: &outcomeMessages)
                 } else if supersededAhead[plan.entries[entryIndex].event.id] != nil {
                     dropped["superseded", default: 0] += 1
+                    report(.dropped, plan.entries[entryIndex].event, reason: "superseded", into: &outcomeMessages)
                 } else {
                     sends.append(send)
                 }
             case .drop(let drop):
                 dropped[drop.reason.rawValue, default: 0] += 1
+                report(.dropped, plan.entries[entryIndex].event, reason: drop.reason.rawValue, into: &outcomeMessages)
             case .deadLetter(let rejection):
                 // Rare: the copy of the entry is taken only here.
                 let entry = plan.entries[entryIndex]
@@ -283,8 +300,11 @@ struct BatchProcessor: Sendable {
                     reason: rejection.reason, message: rejection.message, originalBody: entry.body,
                     firstAttemptAt: EventTime(now), domain: entry.event.domain, activityId: entry.event.activityId,
                     eventId: entry.event.id)
-                outgoing.append(try OutgoingMessage.deadLetter(letter, encoder: encoder, topology: topology))
+                let message = try OutgoingMessage.deadLetter(letter, encoder: encoder, topology: topology)
+                outgoing.append(message)
                 deadLettered[rejection.reason.rawValue, default: 0] += 1
+                report(.deadLettered, entry.event, reason: rejection.reason.rawValue, deadLetterID: message.properties.messageID,
+                       into: &outcomeMessages)
             }
         }
 
@@ -296,7 +316,25 @@ struct BatchProcessor: Sendable {
         return PreparedBatch(
             outgoing: outgoing, jobsToPublish: jobs, publishedAt: EventTime(Date()),
             received: planned.received, translated: sends.count, jobs: jobs.count,
-            downgraded: sends.count { $0.downgraded }, dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart)
+            downgraded: sends.count { $0.downgraded }, dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart,
+            outcomes: outcomeMessages)
+    }
+
+    /// Adds the event's outcome when its domain's producers asked for outcomes.
+    private func report(
+        _ kind: EventOutcome.Kind, _ event: DomainEvent, reason: String, deadLetterID: String? = nil, into messages: inout [AMQPMessage]
+    ) {
+        report(kind, eventID: event.id, domain: event.domain, activityID: event.activityId, reason: reason,
+               deadLetterID: deadLetterID, into: &messages)
+    }
+
+    private func report(
+        _ kind: EventOutcome.Kind, eventID: String, domain: String, activityID: String, reason: String, deadLetterID: String?,
+        into messages: inout [AMQPMessage]
+    ) {
+        guard let outcomes, outcomes.reports(domain) else { return }
+        let outcome = EventOutcome(kind, eventId: eventID, domain: domain, activityId: activityID, reason: reason, deadLetterId: deadLetterID)
+        messages.append(outcomes.message(outcome, key: eventID))
     }
 
     /// A send whose change the store did not apply as planned: it held a newer event or an
@@ -346,6 +384,8 @@ struct BatchProcessor: Sendable {
     struct Submitted: Sendable {
         var messages: [AMQPMessage]
         var receipt: PublishReceipt
+        /// The batch's outcomes: a full queue's refusal drops them, it does not fail the batch.
+        var outcomes: (count: Int, receipt: PublishReceipt)? = nil
     }
 
     /// Queues the batch's dead letters and jobs on the publisher connection: batches
@@ -377,9 +417,14 @@ struct BatchProcessor: Sendable {
                 }
             }
             next = end
-            let slice = Submitted(messages: messages, receipt: publisher.submit(contentsOf: messages))
+            var slice = Submitted(messages: messages, receipt: publisher.submit(contentsOf: messages))
             if let previous { try await confirmed(previous.messages, receipt: previous.receipt) }
-            if next == jobs.endIndex { return slice }
+            if next == jobs.endIndex {
+                if !batch.outcomes.isEmpty {
+                    slice.outcomes = (batch.outcomes.count, publisher.submit(contentsOf: batch.outcomes))
+                }
+                return slice
+            }
             previous = slice
             messages = []
         }
@@ -397,6 +442,9 @@ struct BatchProcessor: Sendable {
     /// that is worth it; then counts the batch.
     func confirm(_ batch: PreparedBatch, submitted: Submitted) async throws {
         try await confirmed(submitted.messages, receipt: submitted.receipt)
+        if let outcomes, let submittedOutcomes = submitted.outcomes {
+            try await outcomes.confirmed(submittedOutcomes.count, submittedOutcomes.receipt)
+        }
         _ = metrics.record(.publish, since: batch.startedPublishing)
         metrics.received.increment(by: batch.received)
         metrics.translated.increment(by: batch.translated)

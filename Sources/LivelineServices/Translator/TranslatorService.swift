@@ -47,11 +47,12 @@ public struct TranslatorService: Service {
     ///   - health: told when a batch is taken and when it is settled, for `/healthz`.
     ///   - channels: opens a shared activity's broadcast channel at its first event, before
     ///     any push; nil for a deployment without channel domains.
+    ///   - outcomes: which domains' drops and dead letters are reported to their producers.
     public init(
         consumer: AMQPConnection, publisher: AMQPConnection, store: any ActivityStore, translator: Translator,
         topology: LivelineTopology = LivelineTopology(), settings: TranslatorSettings = TranslatorSettings(),
         logger: Logger, metricsFactory: any MetricsFactory = MetricsSystem.factory,
-        health: WorkLoopHealth = WorkLoopHealth(), channels: ChannelOpener? = nil
+        health: WorkLoopHealth = WorkLoopHealth(), channels: ChannelOpener? = nil, outcomes: OutcomeDomains = .none
     ) {
         let metrics = TranslatorMetrics(factory: metricsFactory)
         self.health = health
@@ -63,7 +64,8 @@ public struct TranslatorService: Service {
         self.metricsFactory = metricsFactory
         self.processor = BatchProcessor(
             translator: translator, store: store, publisher: publisher, topology: topology,
-            settings: settings, metrics: metrics, logger: logger, channels: channels)
+            settings: settings, metrics: metrics, logger: logger, channels: channels,
+            outcomes: outcomes.isEmpty ? nil : OutcomeReporter(domains: outcomes, topology: topology, stage: .translator, factory: metricsFactory))
     }
 
     /// Consumes the shards it holds until graceful shutdown (then drains and returns),
