@@ -74,6 +74,11 @@ public struct LivelineSettings: Sendable {
         /// each with the SHA-256 of its key and its domains (``ProducerSettings``). None
         /// by default: `POST /v1/events` then refuses every caller.
         public var producers: [ProducerCredential]
+        /// The producers' webhooks, from their entries in the producers file.
+        public var webhooks: [Webhook]
+        /// `liveline.api.webhooks.give-up-seconds`, default 600: how long the api keeps posting
+        /// a batch of outcomes to a webhook that fails before it gives the batch up.
+        public var webhookGiveUp: Duration
         /// `liveline.api.events.max-batch-events`, default 100: the most events in one batch.
         public var maximumBatchEvents: Int
         /// `liveline.api.events.max-body-bytes`, default 1048576: the largest `POST /v1/events` body.
@@ -124,6 +129,9 @@ public struct LivelineSettings: Sendable {
         guard (0...65535).contains(apiPort) else {
             throw SettingsError("liveline.api.port must be a port number (0 to 65535), not \(apiPort)")
         }
+        let producers = try config.string(forKey: "api.producers-file").map {
+            try ProducerSettings.read(Self.read($0, for: "api.producers-file"), path: $0)
+        }
         self.api = APISettings(
             host: config.string(forKey: "api.host", default: "127.0.0.1"),
             port: apiPort,
@@ -133,9 +141,9 @@ public struct LivelineSettings: Sendable {
             topicKinds: try Self.topicKinds(config.string(forKey: "api.topic-kinds", default: "team,league,game")),
             tokenEnvironments: try Self.tokenEnvironments(config.string(forKey: "api.token-environments", default: "production,sandbox")),
             limits: try Self.apiLimits(config),
-            producers: try config.string(forKey: "api.producers-file").map {
-                try ProducerSettings.load(Self.read($0, for: "api.producers-file"), path: $0)
-            } ?? [],
+            producers: producers?.producers ?? [],
+            webhooks: producers?.webhooks ?? [],
+            webhookGiveUp: .seconds(try Self.integer(config, "api.webhooks.give-up-seconds", in: 1...86_400, default: 600)),
             maximumBatchEvents: try Self.integer(config, "api.events.max-batch-events", in: 1...10_000, default: 100),
             maximumEventBodyBytes: try Self.integer(
                 config, "api.events.max-body-bytes", in: 1024...(64 * 1024 * 1024), default: 1024 * 1024),

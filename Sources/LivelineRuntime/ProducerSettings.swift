@@ -5,27 +5,43 @@ import LivelineCodecs
 /// The producers file (`liveline.api.producers-file`): who may send events over HTTPS.
 ///
 /// ```json
-/// {"producers": [{"name": "rides", "keySHA256": "<64 hex digits>", "domains": ["ride"]}]}
+/// {"producers": [{"name": "rides", "keySHA256": "<64 hex digits>", "domains": ["ride"],
+///                 "webhook": {"url": "https://rides.internal/outcomes", "secretFile": "/run/secrets/rides-webhook"}}]}
 /// ```
 ///
 /// It holds each key's SHA-256, never the key: `liveline producer-key` makes a key and
 /// prints its entry. `domains` lists the domains the producer may publish, or `["*"]`.
+/// `webhook`, optional, is where the producer hears its domains' outcomes (``Webhook``); its
+/// secret stays in a file of its own, read at start.
 enum ProducerSettings {
     private struct File: Decodable {
-        let producers: [ProducerCredential]
+        let producers: [Entry]
     }
 
-    static func load(_ text: String, path: String) throws -> [ProducerCredential] {
+    private struct Entry: Decodable {
+        let name: String
+        let keySHA256: String
+        let domains: [String]
+        let webhook: WebhookEntry?
+    }
+
+    private struct WebhookEntry: Decodable {
+        let url: String
+        let secretFile: String
+    }
+
+    static func read(_ text: String, path: String) throws -> (producers: [ProducerCredential], webhooks: [Webhook]) {
         let file: File
         do {
             file = try JSONDecoder().decode(File.self, from: Data(text.utf8))
         } catch {
             throw SettingsError(
-                "liveline.api.producers-file \(path) is not {\"producers\": [{\"name\", \"keySHA256\", \"domains\"}]}")
+                "liveline.api.producers-file \(path) is not {\"producers\": [{\"name\", \"keySHA256\", \"domains\", optional \"webhook\": {\"url\", \"secretFile\"}}]}")
         }
         var names: Set<String> = []
         var digests: Set<String> = []
-        return try file.producers.map { entry in
+        var webhooks: [Webhook] = []
+        let producers = try file.producers.map { entry in
             // Through the initializer, which the decoder bypasses: it lower-cases the digest,
             // as the api compares digests.
             let producer = ProducerCredential(name: entry.name, keySHA256: entry.keySHA256, domains: entry.domains)
@@ -45,8 +61,27 @@ enum ProducerSettings {
             guard digests.insert(producer.keySHA256).inserted else {
                 throw SettingsError("liveline.api.producers-file: producer \(name) has the key of another producer")
             }
+            if let webhook = entry.webhook {
+                webhooks.append(try Self.webhook(webhook, of: producer))
+            }
             return producer
         }
+        return (producers, webhooks)
+    }
+
+    private static func webhook(_ entry: WebhookEntry, of producer: ProducerCredential) throws -> Webhook {
+        guard let url = URL(string: entry.url), let scheme = url.scheme?.lowercased(), ["https", "http"].contains(scheme),
+            let host = url.host, !host.isEmpty
+        else {
+            throw SettingsError("liveline.api.producers-file: producer \(producer.name)'s webhook url must be an https:// (or http://) URL")
+        }
+        let secret = try LivelineSettings.read(entry.secretFile, for: "api.producers-file")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard secret.utf8.count >= 16 else {
+            throw SettingsError(
+                "liveline.api.producers-file: producer \(producer.name)'s webhook secret (\(entry.secretFile)) must be at least 16 bytes")
+        }
+        return Webhook(producer: producer.name, domains: producer.domains, url: url, secret: Array(secret.utf8))
     }
 
     /// Refuses a producer that names a domain the deployment does not have: a typo would

@@ -12,6 +12,9 @@ public enum RuntimeLogKey: String, LogKey {
     case port = "liveline.port"
     /// `liveline.ops.drain-timeout-seconds`, when a drain overran it.
     case drainTimeout = "liveline.drain_timeout"
+    /// The producer whose webhook is posted to, and how many outcomes the post carried.
+    case producer = "liveline.producer"
+    case outcomes = "liveline.outcomes"
     case simulatorAddress = "simulator.address"
     case simulatorTLS = "simulator.tls"
     case simulatorCertificate = "simulator.certificate"

@@ -95,6 +95,14 @@ func buildServices(
                     configuration: configuration, store: store, registry: registry, logger: logger,
                     forgetUser: userEraser(role, store: store, logger: logger)),
                 port: role.listeningPort))
+            // Outcomes for GET /v1/events/{id} and the webhooks, when any domain reports them.
+            if !role.workers.outcomes.isEmpty {
+                let api = role.common.api
+                let webhooks = api.webhooks.isEmpty ? nil : WebhookDispatcher(webhooks: api.webhooks, giveUpAfter: api.webhookGiveUp, logger: logger)
+                if let webhooks { graph.services.append(webhooks) }
+                graph.services.append(OutcomeRelay(
+                    amqp: role.common.amqp, topology: role.workers.topology, store: store, webhooks: webhooks, logger: logger))
+            }
         }
     } catch {
         await graph.shutdown()

@@ -153,6 +153,13 @@ public protocol ActivityStore: DeadLetterStore {
     /// Records that the broker confirmed these events, so a retry publishes nothing new.
     func markEventsPublished(_ eventIDs: [String], now: Date) async throws
 
+    /// Keeps outcomes for `GET /v1/events/{id}`; one already kept (the same outcome reported
+    /// again) is not kept twice. Returns the ids of those it had not kept before.
+    func recordOutcomes(_ outcomes: [RecordedOutcome]) async throws -> Set<String>
+
+    /// The outcomes kept for an event, oldest first.
+    func outcomes(eventID: String, limit: Int) async throws -> [RecordedOutcome]
+
     // MARK: Erasure
 
     /// The user's activities that have not ended, to end on the user's devices before

@@ -41,6 +41,31 @@ import Testing
         #expect(error?.description.contains(Self.digest) != true, "no digest is echoed")
     }
 
+    /// A producer's webhook: its URL, and its secret read from a file of its own; a URL that
+    /// is not http(s) or a short secret is refused, and the secret is never echoed.
+    @Test func aWebhookIsReadWithItsSecretFromItsFile() async throws {
+        let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("webhook-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: secretFile) }
+        func producers(url: String, secret: String) async throws -> LivelineSettings {
+            try secret.write(to: secretFile, atomically: true, encoding: .utf8)
+            return try await Self.load(#"""
+                {"producers": [{"name": "rides", "keySHA256": "\#(Self.digest)", "domains": ["ride"],
+                                "webhook": {"url": "\#(url)", "secretFile": "\#(secretFile.path)"}}]}
+                """#, extra: ["LIVELINE_API_WEBHOOKS_GIVE_UP_SECONDS": "30"])
+        }
+        let settings = try await producers(url: "https://rides.internal/outcomes", secret: "a-secret-of-20-bytes\n")
+        let webhook = try #require(settings.api.webhooks.first)
+        #expect(webhook.producer == "rides" && webhook.domains == ["ride"] && webhook.url.host == "rides.internal")
+        #expect(settings.api.webhookGiveUp == .seconds(30))
+        #expect(try await LivelineSettings.load(file: nil, environment: [:]).api.webhookGiveUp == .seconds(600))
+
+        let scheme = await #expect(throws: SettingsError.self) { _ = try await producers(url: "ftp://rides/x", secret: "a-secret-of-20-bytes") }
+        #expect(scheme?.description.contains("webhook url must be an https://") == true)
+        let short = await #expect(throws: SettingsError.self) { _ = try await producers(url: "https://rides/x", secret: "short-secret") }
+        #expect(short?.description.contains("must be at least 16 bytes") == true)
+        #expect(short?.description.contains("short-secret") == false, "the secret is never echoed")
+    }
+
     /// A domain the deployment does not have is a typo, refused when the api starts.
     @Test func aProducerOfAnUnknownDomainStopsTheAPIAtStart() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("producers-\(UUID().uuidString).json")

@@ -91,6 +91,17 @@ struct ServiceGraphTests {
         #expect(graph.apns == nil)
     }
 
+    /// With outcomes on, the api also keeps them for `GET /v1/events/{id}`: its relay joins the
+    /// graph (connecting only when it runs, so the api starts with the broker down).
+    @Test func theAPIRelaysOutcomesWhenADomainReportsThem() async throws {
+        let (graph, _) = try await Self.graph(.api, [
+            "LIVELINE_API_JWT_HS256_SECRET": "a-shared-secret-of-at-least-32-bytes!!", "LIVELINE_OUTCOMES_DOMAINS": "ride",
+        ])
+        let names = graph.services.map { ServiceGroupConfiguration.ServiceConfiguration(named: $0).serviceName }
+        #expect(graph.services.count == 2 && names.contains { $0.contains("OutcomeRelay") }, "\(names)")
+        #expect(graph.brokers.isEmpty)
+    }
+
     /// Settings are checked before anything is opened: a misconfigured role fails at once,
     /// without creating a database or waiting for a PostgreSQL that is not up.
     @Test func aRoleIsRefusedBeforeItsStoreIsOpened() async throws {

@@ -43,4 +43,33 @@ struct EventClaimConformanceTests {
                 == [.conflict])
         }
     }
+
+    /// Outcomes are kept once each, whatever the number of times one is reported, read back
+    /// per event oldest first, and pruned with the event ids.
+    @Test(arguments: StoreKind.underTest)
+    func outcomesAreKeptOnceAndReadPerEvent(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            func outcome(_ id: String, _ event: String, at seconds: Double) -> RecordedOutcome {
+                RecordedOutcome(outcomeID: id, eventID: event, domain: "ride", at: Fixtures.time(seconds), body: "{\"id\":\"\(id)\"}")
+            }
+            let first = [outcome("j-1/delivered", "e-1", at: 2), outcome("e-1/dropped", "e-1", at: 1), outcome("e-2/dropped", "e-2", at: 3)]
+            #expect(try await store.recordOutcomes(first) == ["j-1/delivered", "e-1/dropped", "e-2/dropped"])
+            // At least once: the same outcome again is not kept twice, and is not new.
+            #expect(try await store.recordOutcomes([outcome("j-1/delivered", "e-1", at: 4), outcome("j-2/delivered", "e-1", at: 5)])
+                == ["j-2/delivered"])
+            #expect(try await store.recordOutcomes([]).isEmpty)
+            let kept = try await store.outcomes(eventID: "e-1", limit: 10)
+            #expect(kept.map(\.outcomeID) == ["e-1/dropped", "j-1/delivered", "j-2/delivered"])
+            #expect(kept[1] == outcome("j-1/delivered", "e-1", at: 2), "the first report is the one kept")
+            #expect(try await store.outcomes(eventID: "e-1", limit: 1).count == 1)
+            #expect(try await store.outcomes(eventID: "e-9", limit: 10).isEmpty)
+
+            let far = Fixtures.time(-1_000_000)
+            let cutoffs = RetentionCutoffs(
+                traceBefore: far, activitiesBefore: far, pushToStartTokensBefore: far, deadLettersBefore: far, followsBefore: far,
+                eventClaimsBefore: Fixtures.time(2.5))
+            #expect(try await store.prune(cutoffs, limit: 10).eventOutcomes == 2)
+            #expect(try await store.outcomes(eventID: "e-1", limit: 10).map(\.outcomeID) == ["j-2/delivered"])
+        }
+    }
 }

@@ -12,7 +12,36 @@ import NIOCore
 enum EventRoutes {
     static let routes: [APIRoute] = [
         APIRoute(method: .post, path: "/v1/events", handler: .producer(post)),
+        APIRoute(method: .get, path: "/v1/events/{eventId}", handler: .producer(get)),
     ]
+
+    /// The outcomes heard so far for an event, oldest first: those of the domains the
+    /// producer may publish. None yet is a `404`: the event may still be on its way, or its
+    /// domain does not report outcomes (`liveline.outcomes.domains`).
+    @Sendable static func get(
+        _ services: APIServices, _ request: Request, context: APIRequestContext, producer: ProducerCredential, intake: EventIntake
+    ) async throws -> Response {
+        let id = try context.parameter("eventId") { !$0.isEmpty && $0.utf8.count <= 256 }
+        let outcomes = try await services.store.outcomes(eventID: id, limit: 1_000).filter { producer.mayPublish($0.domain) }
+        guard !outcomes.isEmpty else {
+            throw APIError.notFound(
+                "no outcome is known for event \(id) yet; outcomes are kept for the domains in liveline.outcomes.domains")
+        }
+        // Each body is the outcome CloudEvent as it was published, written as it is.
+        var writer = JSONWriter()
+        writer.raw("{")
+        writer.key("eventId")
+        writer.string(id)
+        writer.raw(",")
+        writer.key("outcomes")
+        writer.raw("[")
+        for (index, outcome) in outcomes.enumerated() {
+            if index > 0 { writer.raw(",") }
+            writer.json(Array(outcome.body.utf8))
+        }
+        writer.raw("]}")
+        return JSONResponse.make(data: writer.data)
+    }
 
     /// All or nothing: one event the translator would dead-letter, one outside the
     /// producer's domains, or one id taken by another body refuses the whole request, and

@@ -46,3 +46,32 @@ extension PostgresLivelineStore {
             """)
     }
 }
+
+extension PostgresLivelineStore {
+    public func recordOutcomes(_ outcomes: [RecordedOutcome]) async throws -> Set<String> {
+        guard !outcomes.isEmpty else { return [] }
+        let ids = outcomes.map(\.outcomeID), events = outcomes.map(\.eventID), domains = outcomes.map(\.domain)
+        let at = outcomes.map(\.at.millisecondsSince1970), bodies = outcomes.map(\.body)
+        var kept: Set<String> = []
+        for id in try await query("""
+            INSERT INTO event_outcomes (outcome_id, event_id, domain, at_ms, body)
+            SELECT * FROM unnest(\(ids)::text[], \(events)::text[], \(domains)::text[], \(at)::bigint[], \(bodies)::text[])
+            ON CONFLICT (outcome_id) DO NOTHING
+            RETURNING outcome_id
+            """).decode(String.self) {
+            kept.insert(id)
+        }
+        return kept
+    }
+
+    public func outcomes(eventID: String, limit: Int) async throws -> [RecordedOutcome] {
+        var outcomes: [RecordedOutcome] = []
+        for (id, event, domain, at, body) in try await query("""
+            SELECT outcome_id, event_id, domain, at_ms, body FROM event_outcomes
+            WHERE event_id = \(eventID) ORDER BY at_ms, outcome_id LIMIT \(limit)
+            """).decode((String, String, String, Int64, String).self) {
+            outcomes.append(RecordedOutcome(outcomeID: id, eventID: event, domain: domain, at: Date(millisecondsSince1970: at), body: body))
+        }
+        return outcomes
+    }
+}

@@ -161,6 +161,12 @@ extension PostgresLivelineStore {
                 SELECT event_id FROM event_claims WHERE received_ms < \(claims) LIMIT \(limit) FOR UPDATE SKIP LOCKED) RETURNING 1)
             SELECT count(*) FROM d
             """)
+        // Outcomes are kept as long as event ids: a producer asks about an event it sent lately.
+        counts.eventOutcomes = try await count("""
+            WITH d AS (DELETE FROM event_outcomes WHERE outcome_id IN (
+                SELECT outcome_id FROM event_outcomes WHERE at_ms < \(claims) LIMIT \(limit) FOR UPDATE SKIP LOCKED) RETURNING 1)
+            SELECT count(*) FROM d
+            """)
         return counts
     }
 

@@ -46,6 +46,7 @@ public struct PruneCounts: Sendable, Hashable {
     public var follows = 0
     public var auditEntries = 0
     public var eventClaims = 0
+    public var eventOutcomes = 0
 
     public init() {}
 
@@ -54,7 +55,7 @@ public struct PruneCounts: Sendable, Hashable {
         [
             ("trace-lines", traceLines), ("activities", activities), ("update-tokens", updateTokens), ("channels", channels),
             ("push-to-start-tokens", pushToStartTokens), ("dead-letters", deadLetters), ("follows", follows),
-            ("audit-entries", auditEntries), ("event-ids", eventClaims),
+            ("audit-entries", auditEntries), ("event-ids", eventClaims), ("event-outcomes", eventOutcomes),
         ]
     }
 
@@ -70,5 +71,6 @@ public struct PruneCounts: Sendable, Hashable {
         left.follows += right.follows
         left.auditEntries += right.auditEntries
         left.eventClaims += right.eventClaims
+        left.eventOutcomes += right.eventOutcomes
     }
 }

@@ -26,3 +26,31 @@ extension SQLiteLivelineStore {
         }
     }
 }
+
+extension SQLiteLivelineStore {
+    public func recordOutcomes(_ outcomes: [RecordedOutcome]) async throws -> Set<String> {
+        guard !outcomes.isEmpty else { return [] }
+        return try await write { db in
+            var kept: Set<String> = []
+            for outcome in outcomes {
+                try db.execute(sql: """
+                    INSERT INTO event_outcomes (outcome_id, event_id, domain, at_ms, body) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (outcome_id) DO NOTHING
+                    """, arguments: [outcome.outcomeID, outcome.eventID, outcome.domain, outcome.at.millisecondsSince1970, outcome.body])
+                if db.changesCount > 0 { kept.insert(outcome.outcomeID) }
+            }
+            return kept
+        }
+    }
+
+    public func outcomes(eventID: String, limit: Int) async throws -> [RecordedOutcome] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT outcome_id, event_id, domain, at_ms, body FROM event_outcomes WHERE event_id = ? ORDER BY at_ms, outcome_id LIMIT ?
+                """, arguments: [eventID, limit]
+            ).map { row in
+                RecordedOutcome(outcomeID: row[0], eventID: row[1], domain: row[2], at: Date(millisecondsSince1970: row[3]), body: row[4])
+            }
+        }
+    }
+}

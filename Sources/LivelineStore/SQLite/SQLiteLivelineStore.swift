@@ -355,6 +355,10 @@ public final class SQLiteLivelineStore: ActivityStore {
         counts.eventClaims = try await deleteWhere("""
             DELETE FROM event_claims WHERE event_id IN (SELECT event_id FROM event_claims WHERE received_ms < ?1 LIMIT ?2)
             """, cutoffs.eventClaimsBefore, limit)
+        // Outcomes are kept as long as event ids: a producer asks about an event it sent lately.
+        counts.eventOutcomes = try await deleteWhere("""
+            DELETE FROM event_outcomes WHERE outcome_id IN (SELECT outcome_id FROM event_outcomes WHERE at_ms < ?1 LIMIT ?2)
+            """, cutoffs.eventClaimsBefore, limit)
         return counts
     }
 

@@ -200,6 +200,18 @@ enum SQLiteSchema {
             ) WITHOUT ROWID;
             CREATE INDEX event_claims_received ON event_claims (received_ms);
             """),
+        // The outcomes the api heard, for a producer's GET /v1/events/{id}.
+        Migration(version: 11, sql: """
+            CREATE TABLE event_outcomes (
+                outcome_id TEXT PRIMARY KEY,
+                event_id TEXT NOT NULL,
+                domain TEXT NOT NULL,
+                at_ms INTEGER NOT NULL,
+                body TEXT NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX event_outcomes_event ON event_outcomes (event_id, at_ms);
+            CREATE INDEX event_outcomes_at ON event_outcomes (at_ms);
+            """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
