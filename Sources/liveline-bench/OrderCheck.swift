@@ -16,8 +16,8 @@ struct OrderCheck: Codable, Sendable {
     var lateArrivals = 0
     /// Pushes matching no update, or without a readable `aps.timestamp`.
     var unreadable = 0
-    /// The first few late arrivals, `step s after step n on device <prefix>`, to look up in
-    /// the workers' logs and `liveline trace`.
+    /// The first few late arrivals (`step s after step n on device <prefix>`) and stamps out of
+    /// order, to look up in the workers' logs and `liveline trace`.
     var examples: [String] = []
 
     var passed: Bool { outOfOrder == 0 && lateArrivals == 0 && unreadable == 0 }
@@ -55,7 +55,12 @@ struct OrderCheck: Codable, Sendable {
                 lateArrivals += 1
                 if examples.count < 3 { examples.append("step \(step) after step \(newest) on device \(device.prefix(8))") }
             }
-            if timestamp <= lastTimestamp, step > newest { outOfOrder += 1 }
+            if timestamp <= lastTimestamp, step > newest {
+                outOfOrder += 1
+                if examples.count < 3 {
+                    examples.append("step \(step) stamped \(timestamp), not after \(lastTimestamp), on device \(device.prefix(8))")
+                }
+            }
             newest = max(newest, step)
             lastTimestamp = max(lastTimestamp, timestamp)
         }
