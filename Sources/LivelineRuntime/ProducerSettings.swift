@@ -81,7 +81,7 @@ enum ProducerSettings {
             throw SettingsError(
                 "liveline.api.producers-file: producer \(producer.name)'s webhook secret (\(entry.secretFile)) must be at least 16 bytes")
         }
-        return Webhook(producer: producer.name, domains: producer.domains, url: url, secret: Array(secret.utf8))
+        return Webhook(producer: producer, url: url, secret: Array(secret.utf8))
     }
 
     /// Refuses a producer that names a domain the deployment does not have: a typo would

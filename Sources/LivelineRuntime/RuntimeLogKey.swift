@@ -12,7 +12,8 @@ public enum RuntimeLogKey: String, LogKey {
     case port = "liveline.port"
     /// `liveline.ops.drain-timeout-seconds`, when a drain overran it.
     case drainTimeout = "liveline.drain_timeout"
-    /// The producer whose webhook is posted to, and how many outcomes the post carried.
+    /// The producer whose webhook is posted to, and how many outcomes the post carried (or
+    /// how many messages on the outcomes queue were not outcomes).
     case producer = "liveline.producer"
     case outcomes = "liveline.outcomes"
     case simulatorAddress = "simulator.address"

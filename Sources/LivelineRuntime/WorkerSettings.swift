@@ -102,11 +102,7 @@ public struct WorkerSettings: Sendable {
         sendShards = try LivelineSettings.integer(config, "send.shards", in: 1...LivelineTopology.maximumShards, default: 1)
         traceFlushMilliseconds = try LivelineSettings.integer(
             config, "sender.trace-flush-ms", in: 1...1_000, default: Int(SenderSettings().traceFlushInterval / .milliseconds(1)))
-        do {
-            outcomes = try OutcomeDomains(parsing: config.string(forKey: "outcomes.domains") ?? "")
-        } catch {
-            throw SettingsError(error.description)
-        }
+        outcomes = OutcomeDomains(parsing: config.string(forKey: "outcomes.domains") ?? "")
         let known = Set(translator.domains.map(\.name))
         if let unknown = outcomes.named.subtracting(known).sorted().first {
             throw SettingsError(

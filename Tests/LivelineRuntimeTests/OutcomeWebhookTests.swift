@@ -95,8 +95,8 @@ struct OutcomeWebhookTests {
                     let metrics = TestMetrics()
                     let webhooks = WebhookDispatcher(
                         webhooks: [
-                            Webhook(producer: "rides", domains: ["ride"], url: url, secret: Array(Self.secret.utf8)),
-                            Webhook(producer: "ops", domains: ["*"], url: brokenURL, secret: Array(Self.secret.utf8)),
+                            Webhook(producer: .init(name: "rides", keySHA256: "", domains: ["ride"]), url: url, secret: Array(Self.secret.utf8)),
+                            Webhook(producer: .init(name: "ops", keySHA256: "", domains: ["*"]), url: brokenURL, secret: Array(Self.secret.utf8)),
                         ],
                         giveUpAfter: .seconds(2), factory: metrics, logger: Broker.logger)
                     let relay = OutcomeRelay(

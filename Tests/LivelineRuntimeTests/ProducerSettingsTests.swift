@@ -55,7 +55,7 @@ import Testing
         }
         let settings = try await producers(url: "https://rides.internal/outcomes", secret: "a-secret-of-20-bytes\n")
         let webhook = try #require(settings.api.webhooks.first)
-        #expect(webhook.producer == "rides" && webhook.domains == ["ride"] && webhook.url.host == "rides.internal")
+        #expect(webhook.producer.name == "rides" && webhook.producer.domains == ["ride"] && webhook.url.host == "rides.internal")
         #expect(settings.api.webhookGiveUp == .seconds(30))
         #expect(try await LivelineSettings.load(file: nil, environment: [:]).api.webhookGiveUp == .seconds(600))
 

@@ -18,7 +18,7 @@ struct OutcomeTests {
     static func withPipeline<T: Sendable>(
         store kind: StoreKind, name: String = #function, _ body: (TranslatorHarness, SenderHarness) async throws -> T
     ) async throws -> T {
-        let rides = try OutcomeDomains(parsing: "ride")
+        let rides = OutcomeDomains(parsing: "ride")
         return try await withSender(bundleIDs: [TranslatorHarness.bundleId], store: kind, settings: { $0.outcomes = rides }) { sender in
             let store = try #require(sender.store as? any ActivityStore)
             return try await TranslatorHarness.run(on: store, name: name, topology: sender.topology, outcomes: rides) { translator, _ in

@@ -52,6 +52,10 @@ struct OutcomeRelay: Service {
             let consumer = try await connection.consume(queue: queue, prefetch: 500)
             while let batch = try await consumer.nextBatch(maxSize: 250, linger: .milliseconds(20)) {
                 let outcomes = batch.compactMap { Self.recorded($0.body) }
+                if outcomes.count < batch.count {
+                    logger.warning("dropped messages on the outcomes queue that are not outcome CloudEvents",
+                                   metadata: RuntimeLogKey.metadata([.outcomes: "\(batch.count - outcomes.count)"]))
+                }
                 let kept = try await store.recordOutcomes(outcomes)
                 // New to the store, and once each: a batch can hold an outcome twice.
                 var offered: Set<String> = []
@@ -65,8 +69,8 @@ struct OutcomeRelay: Service {
         await connection.close()
     }
 
-    /// The outcome in a message, or nil for one that is not an outcome CloudEvent (acked and
-    /// dropped: no one else reads this queue).
+    /// The outcome in a message, or nil for one that is not an outcome CloudEvent (acked,
+    /// dropped and logged: no one else reads this queue, and nothing would ever take it).
     static func recorded(_ body: Data) -> RecordedOutcome? {
         guard let event = try? JSONValue.parse(body), case .string(let id)? = event["id"],
             case .string(let eventID)? = event["data"]?["eventId"], case .string(let domain)? = event["data"]?["domain"]

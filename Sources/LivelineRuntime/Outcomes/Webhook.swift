@@ -1,27 +1,23 @@
 import Crypto
 import Foundation
+import LivelineAPI
 import LivelineCodecs
 
 /// Where a producer hears its events' outcomes over HTTPS: its entry's `webhook` in the
 /// producers file, `{"url": "https://…", "secretFile": "/run/secrets/…"}`. The api posts
 /// the outcomes of the producer's domains there, signed with the secret.
 public struct Webhook: Sendable {
-    /// The producer it belongs to.
-    public var producer: String
-    /// The domains the producer may publish: it hears only their outcomes.
-    public var domains: [String]
+    /// The producer it belongs to: it hears only the outcomes of the domains it may publish.
+    public var producer: ProducerCredential
     public var url: URL
     /// The HMAC key; never logged.
     let secret: SymmetricKey
 
-    public init(producer: String, domains: [String], url: URL, secret: [UInt8]) {
+    public init(producer: ProducerCredential, url: URL, secret: [UInt8]) {
         self.producer = producer
-        self.domains = domains
         self.url = url
         self.secret = SymmetricKey(data: secret)
     }
-
-    func wants(_ domain: String) -> Bool { domains.contains("*") || domains.contains(domain) }
 
     /// The header a receiver checks, `Liveline-Signature: t=<unix seconds>,v1=<hex>`: the
     /// HMAC-SHA256 of `<t>.<body>` under the secret. The time in it lets a receiver refuse

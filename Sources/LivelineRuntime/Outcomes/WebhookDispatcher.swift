@@ -42,7 +42,7 @@ final class WebhookDispatcher: Service, Sendable {
     /// Queues each outcome for every webhook that wants its domain; never waits.
     func offer(_ outcomes: [RecordedOutcome]) {
         for (webhook, inbox) in inboxes {
-            let wanted = outcomes.filter { webhook.wants($0.domain) }
+            let wanted = outcomes.filter { webhook.producer.mayPublish($0.domain) }
             guard !wanted.isEmpty else { continue }
             let dropped = inbox.add(wanted, limit: Self.queueLimit)
             if dropped > 0 { count(webhook, "dropped", dropped) }
@@ -80,18 +80,18 @@ final class WebhookDispatcher: Service, Sendable {
                     count(webhook, "delivered", batch.count)
                     break
                 }
-                Counter(label: "liveline_webhook_attempts_failed_total", dimensions: [("producer", webhook.producer)], factory: factory)
+                Counter(label: "liveline_webhook_attempts_failed_total", dimensions: [("producer", webhook.producer.name)], factory: factory)
                     .increment()
                 let waited = ContinuousClock.now - started
                 guard waited + delay <= giveUpAfter, !inbox.isClosed else {
                     count(webhook, "given-up", batch.count)
                     logger.error("gave up posting outcomes to a producer's webhook", metadata: RuntimeLogKey.metadata([
-                        .producer: "\(webhook.producer)", .outcomes: "\(batch.count)", .error: "\(failure)",
+                        .producer: "\(webhook.producer.name)", .outcomes: "\(batch.count)", .error: "\(failure)",
                     ]))
                     break
                 }
                 logger.warning("a producer's webhook failed; posting again", metadata: RuntimeLogKey.metadata([
-                    .producer: "\(webhook.producer)", .outcomes: "\(batch.count)", .error: "\(failure)",
+                    .producer: "\(webhook.producer.name)", .outcomes: "\(batch.count)", .error: "\(failure)",
                 ]))
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(60))
@@ -117,7 +117,7 @@ final class WebhookDispatcher: Service, Sendable {
     }
 
     private func count(_ webhook: Webhook, _ result: String, _ outcomes: Int) {
-        Counter(label: "liveline_webhook_outcomes_total", dimensions: [("producer", webhook.producer), ("result", result)], factory: factory)
+        Counter(label: "liveline_webhook_outcomes_total", dimensions: [("producer", webhook.producer.name), ("result", result)], factory: factory)
             .increment(by: outcomes)
     }
 

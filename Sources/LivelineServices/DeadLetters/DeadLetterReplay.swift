@@ -181,10 +181,9 @@ public struct DeadLetterReplay: Sendable {
 
     /// The `replayed` outcome of a letter whose event's producers asked for outcomes.
     private func replayed(_ letter: DeadLetterRecord) -> AMQPMessage? {
-        guard let outcomes, let domain = letter.domain, outcomes.reports(domain), let eventID = letter.eventID,
-            let activityID = letter.activityID
-        else { return nil }
-        return outcomes.message(
+        guard let domain = letter.domain, let eventID = letter.eventID, let activityID = letter.activityID else { return nil }
+        return outcomes?.message(
+            for: domain,
             EventOutcome(.replayed, eventId: eventID, domain: domain, activityId: activityID, reason: letter.reason, deadLetterId: letter.id),
             key: letter.id)
     }

@@ -39,6 +39,14 @@ public struct OutcomeReporter: Sendable {
     /// Whether `domain`'s events get outcomes: the check on the hot path, before any is built.
     public func reports(_ domain: String) -> Bool { domains.reports(domain) }
 
+    /// The outcome as a message when `domain` reports outcomes, else nil; the outcome is
+    /// built only then, so a domain without outcomes costs one look-up.
+    public func message(
+        for domain: String, _ outcome: @autoclosure () -> EventOutcome, key: String, at time: Date = Date()
+    ) -> AMQPMessage? {
+        reports(domain) ? message(outcome(), key: key, at: time) : nil
+    }
+
     /// The outcome as a message. `key` tells this outcome from every other (a job's id, an
     /// event's id, a letter's id): with the outcome's kind it makes the CloudEvents `id`, the
     /// same each time the outcome is reported again.

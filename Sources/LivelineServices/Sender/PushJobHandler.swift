@@ -380,12 +380,14 @@ struct PushJobHandler: Sendable {
 
     /// The job's outcome, when its domain's producers asked for outcomes.
     private func outcome(_ kind: EventOutcome.Kind, _ job: PushJob, reason: String? = nil, deadLetterID: String? = nil) -> [AMQPMessage] {
-        guard let outcomes, outcomes.reports(job.domain) else { return [] }
-        let outcome = EventOutcome(
-            kind, eventId: job.eventId, domain: job.domain, activityId: job.activityId, reason: reason,
-            apnsId: kind == .delivered ? job.apnsId.hyphenated(uppercase: false) : nil,
-            target: job.target.logDescription, deadLetterId: deadLetterID, push: job.event.rawValue)
-        return [outcomes.message(outcome, key: job.jobId)]
+        let message = outcomes?.message(
+            for: job.domain,
+            EventOutcome(
+                kind, eventId: job.eventId, domain: job.domain, activityId: job.activityId, reason: reason,
+                apnsId: kind == .delivered ? job.apnsId.hyphenated(uppercase: false) : nil,
+                target: job.target.logDescription, deadLetterId: deadLetterID, push: job.event.rawValue),
+            key: job.jobId)
+        return message.map { [$0] } ?? []
     }
 
     private func closeChannel(job: PushJob, key: String, channelID: String, client: APNsClient) async {

@@ -151,24 +151,33 @@ final class TraceWriter: Sendable {
     }
 
     private func commit(_ batch: Batch) async {
-        async let published = publish(batch.outcomes)
-        if !batch.entries.isEmpty {
-            do {
-                try await store.appendTrace(batch.entries)
-            } catch {
-                metrics.traceFailed(count: batch.entries.count)
-                logger.error(
-                    "sender trace commit failed",
-                    metadata: ServiceLogKey.metadata([.traceEntries: "\(batch.entries.count)", .traceError: "\(error)"])
-                )
-            }
+        let reported: Bool
+        if batch.outcomes.isEmpty {
+            // No child task when outcomes are off: the common case pays nothing for them.
+            await commitTrace(batch.entries)
+            reported = true
+        } else {
+            // The outcomes' confirm and the trace's transaction overlap.
+            async let published = publish(batch.outcomes)
+            await commitTrace(batch.entries)
+            reported = await published
         }
-        let reported = await published
         for followUp in batch.followUps { followUp.run(reported || !followUp.reported) }
     }
 
-    /// Publishes the outcomes; false if the broker could not take them (a full queue's
-    /// refusal is not that: those are dropped and counted).
+    private func commitTrace(_ entries: [TraceEntry]) async {
+        guard !entries.isEmpty else { return }
+        do {
+            try await store.appendTrace(entries)
+        } catch {
+            metrics.traceFailed(count: entries.count)
+            logger.error(
+                "sender trace commit failed",
+                metadata: ServiceLogKey.metadata([.traceEntries: "\(entries.count)", .traceError: "\(error)"])
+            )
+        }
+    }
+
     private func publish(_ messages: [AMQPMessage]) async -> Bool {
         guard !messages.isEmpty, let outcomes else { return true }
         do {

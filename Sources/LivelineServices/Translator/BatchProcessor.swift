@@ -332,9 +332,12 @@ struct BatchProcessor: Sendable {
         _ kind: EventOutcome.Kind, eventID: String, domain: String, activityID: String, reason: String, deadLetterID: String?,
         into messages: inout [AMQPMessage]
     ) {
-        guard let outcomes, outcomes.reports(domain) else { return }
-        let outcome = EventOutcome(kind, eventId: eventID, domain: domain, activityId: activityID, reason: reason, deadLetterId: deadLetterID)
-        messages.append(outcomes.message(outcome, key: eventID))
+        if let message = outcomes?.message(
+            for: domain, EventOutcome(kind, eventId: eventID, domain: domain, activityId: activityID, reason: reason, deadLetterId: deadLetterID),
+            key: eventID)
+        {
+            messages.append(message)
+        }
     }
 
     /// A send whose change the store did not apply as planned: it held a newer event or an
