@@ -364,18 +364,13 @@ def check_command(cli: Command, argv: list[str]) -> str | None:
 def known_settings(root: Path) -> set[str]:
     """Every LIVELINE_* variable a setting key in the code maps to (liveline.a.b-c is
     LIVELINE_A_B_C; each secret may also come from a file, …_FILE). Keys are taken from the
-    string literals of Sources/ that look like dotted setting keys."""
-    keys = set()
-    for path in (root / "Sources").rglob("*.swift"):
-        text = path.read_text()
-        keys.update(re.findall(r"\"([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+)\"", text))
-        # One-word keys (liveline.apps) are taken where they are read.
-        keys.update(re.findall(r"forKey:\s*\"([a-z][a-z0-9-]*)\"", text))
-    return keys
+    settings' declarations (Sources/LivelineRuntime/Settings/Setting+Catalog.swift), where each
+    is the first argument of `Setting(`; an app's keys hold `<name>`, matched by APP_SETTING."""
+    text = (root / "Sources/LivelineRuntime/Settings/Setting+Catalog.swift").read_text()
+    return set(re.findall(r"Setting\(\s*\"([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*)\"", text))
 
 
-# An app's settings, liveline.app.<name>.<key> (Sources/LivelineRuntime/APNsSettings.swift
-# builds these keys from the app's name, so they are not whole literals there).
+# An app's settings, liveline.app.<name>.<key>: declared with `<name>` for the app's name.
 APP_SETTING = re.compile(r"LIVELINE_APP_[A-Z0-9]+_(BUNDLE_ID|TEAM_ID|KEY_ID|KEY|KEY_FILE|ENVIRONMENT)")
 
 
@@ -395,7 +390,7 @@ def check_variable(name: str, keys: set[str], report: Report, where: str) -> Non
     if name in pending:
         report.warn(f"{name} (liveline.{pending[name]}) is not read by the code yet", where)
         return
-    report.fail(f"{where}: {name}", "no setting of that name in Sources/ (docs/operators.md, Configuration reference)")
+    report.fail(f"{where}: {name}", "no setting of that name (docs/reference/configuration.md, `liveline settings`)")
 
 
 def known_metrics(root: Path) -> set[str]:

@@ -15,7 +15,7 @@ struct Liveline: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, TranslatorCommand.self, SenderCommand.self, APICommand.self, APNsSimulatorCommand.self,
             TopologyCommand.self, ReshardCommand.self, DLQCommand.self, TraceCommand.self, PublishCommand.self, DemoCommand.self,
-            UserCommand.self, AuditCommand.self, PushCommand.self, ProducerKeyCommand.self,
+            UserCommand.self, AuditCommand.self, PushCommand.self, ProducerKeyCommand.self, SettingsCommand.self,
         ]
     )
 }

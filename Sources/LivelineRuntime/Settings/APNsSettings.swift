@@ -44,20 +44,19 @@ public struct APNsSettings: Sendable {
 
     public init(config: ConfigReader) throws {
         var trust = APNsEndpoint.Trust.systemDefault
-        if let caFile = config.string(forKey: "apns.ca-file") {
+        if let caFile = Setting.caFile.text(config) {
             guard FileManager.default.isReadableFile(atPath: caFile) else {
                 throw SettingsError("liveline.apns.ca-file: cannot read \(caFile)")
             }
             trust = .caFile(path: caFile)
         }
-        let both = try Self.endpoint(config, "apns.endpoint", trust: trust)
-        production = try Self.endpoint(config, "apns.production-endpoint", trust: trust).map(Self.hosts)
+        let both = try Self.endpoint(config, .endpoint, trust: trust)
+        production = try Self.endpoint(config, .productionEndpoint, trust: trust).map(Self.hosts)
             ?? both.map(Self.hosts) ?? Hosts(push: .production, channelManagement: .channelManagementProduction)
-        sandbox = try Self.endpoint(config, "apns.sandbox-endpoint", trust: trust).map(Self.hosts)
+        sandbox = try Self.endpoint(config, .sandboxEndpoint, trust: trust).map(Self.hosts)
             ?? both.map(Self.hosts) ?? Hosts(push: .sandbox, channelManagement: .channelManagementSandbox)
 
-        let names = config.stringArray(forKey: "apps", default: []).map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
+        let names = Setting.apps.list(config)
         guard !names.isEmpty else {
             throw SettingsError("""
                 liveline.apps: no apps to push for. Name them (LIVELINE_APPS=rides,scores) and give each its \
@@ -122,31 +121,31 @@ public struct APNsSettings: Sendable {
             throw SettingsError("liveline.apps: \(name) is not an app name (lower-case letters and digits, e.g. rides)")
         }
         let prefix = "app.\(name)."
-        func required(_ key: String, _ hint: String) throws -> String {
-            guard let value = config.string(forKey: ConfigKey(prefix + key)), !value.isEmpty else {
-                throw SettingsError("liveline.\(prefix)\(key) is missing: \(hint)")
+        func required(_ setting: Setting, _ hint: String) throws -> String {
+            guard let value = setting.text(config, app: name), !value.isEmpty else {
+                throw SettingsError("\(setting.name(app: name)) is missing: \(hint)")
             }
             return value
         }
-        let bundleID = try required("bundle-id", "the app's bundle id, e.g. com.example.rides")
+        let bundleID = try required(.appBundleID, "the app's bundle id, e.g. com.example.rides")
         guard isBundleID(bundleID) else {
             throw SettingsError("""
                 liveline.\(prefix)bundle-id: \(bundleID) is not a bundle id (reverse-DNS: two or more parts of \
                 letters, digits and hyphens joined by dots, e.g. com.example.rides)
                 """)
         }
-        let teamID = try required("team-id", "the 10-character Apple developer team id")
+        let teamID = try required(.appTeamID, "the 10-character Apple developer team id")
         guard isAppleID(teamID) else {
             throw SettingsError("liveline.\(prefix)team-id: \(teamID) is not a team id (10 upper-case letters and digits)")
         }
-        let keyID = try required("key-id", "the 10-character id of the .p8 key")
+        let keyID = try required(.appKeyID, "the 10-character id of the .p8 key")
         guard isAppleID(keyID) else {
             throw SettingsError("liveline.\(prefix)key-id: \(keyID) is not a key id (10 upper-case letters and digits)")
         }
-        guard let key = try LivelineSettings.secret(config, prefix + "key") else {
+        guard let key = try Setting.appKey.secret(config, app: name) else {
             throw SettingsError("liveline.\(prefix)key-file is missing: the path of the app's .p8 key")
         }
-        let environmentText = config.string(forKey: ConfigKey(prefix + "environment"), default: "production")
+        let environmentText = Setting.appEnvironment.text(config, app: name)!
         guard let environment = APNsEnvironment(rawValue: environmentText) else {
             throw SettingsError("liveline.\(prefix)environment: \(environmentText) is not production or sandbox")
         }
@@ -155,10 +154,10 @@ public struct APNsSettings: Sendable {
             channelEnvironment: environment)
     }
 
-    /// `host:port` at `key`, nil when unset.
-    private static func endpoint(_ config: ConfigReader, _ key: String, trust: APNsEndpoint.Trust) throws -> APNsEndpoint? {
-        guard let text = config.string(forKey: ConfigKey(key)) else { return nil }
-        if key == "apns.endpoint", APNsEnvironment(rawValue: text) != nil {
+    /// `host:port` at `setting`, nil when unset.
+    private static func endpoint(_ config: ConfigReader, _ setting: Setting, trust: APNsEndpoint.Trust) throws -> APNsEndpoint? {
+        guard let text = setting.text(config) else { return nil }
+        if setting.key == Setting.endpoint.key, APNsEnvironment(rawValue: text) != nil {
             throw SettingsError("""
                 liveline.apns.endpoint: \(text) is no longer a setting; each token goes to the environment it was \
                 registered with. Remove it, or give host:port for a server that plays both (the simulator)
@@ -166,7 +165,7 @@ public struct APNsSettings: Sendable {
         }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port) else {
-            throw SettingsError("liveline.\(key): \(text) is not host:port (e.g. localhost:2197)")
+            throw SettingsError("\(setting.name): \(text) is not host:port (e.g. localhost:2197)")
         }
         return APNsEndpoint(host: String(parts[0]), port: port, trust: trust)
     }

@@ -75,7 +75,7 @@ enum ProducerSettings {
         else {
             throw SettingsError("liveline.api.producers-file: producer \(producer.name)'s webhook url must be an https:// (or http://) URL")
         }
-        let secret = try LivelineSettings.read(entry.secretFile, for: "api.producers-file")
+        let secret = try Setting.read(entry.secretFile, for: Setting.producersFile.name)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         guard secret.utf8.count >= 16 else {
             throw SettingsError(
