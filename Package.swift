@@ -3,6 +3,7 @@ import PackageDescription
 
 // Dependencies point one way: (models, codecs) ← core ← (amqp, apns, store) ← services ← runtime ← executables.
 
+/// The compiler's stricter rules, for every Swift target (applied at the end of this file):
 /// `any` spelled out for existentials, so protocol-typed values are visible at a glance.
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
@@ -152,8 +153,7 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strict
+            ]
         ),
         .target(
             name: "LivelineAPI",
@@ -169,8 +169,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
-            ],
-            swiftSettings: strict
+            ]
         ),
         .executableTarget(
             name: "store-bench",
@@ -185,8 +184,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
-            ],
-            swiftSettings: strict
+            ]
         ),
         // Typed CloudEvents for Swift domain services; no store, no service lifecycle.
         .target(
@@ -211,7 +209,7 @@ let package = Package(
         .executableTarget(
             name: "translator-bench",
             dependencies: [
-                "LivelineBenchSupport", "LivelineServices", "LivelineProducer", "LivelineCore", "LivelineModels", "LivelineAMQP",
+                "LivelineBenchSupport", "LivelineServices", "LivelineProducer", "LivelineCore", "LivelineAMQP",
                 "LivelineMessaging", "LivelineStore",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -274,14 +272,12 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strict
+            ]
         ),
         .executableTarget(
             name: "liveline",
             dependencies: [
                 "LivelineCodecs", "LivelineStore",
-                "LivelineLogging",
                 "LivelineRuntime",
                 "LivelineCore",
                 "LivelineAMQP",
@@ -290,8 +286,6 @@ let package = Package(
                 "LivelineAPNs",
                 "LivelineServices",
                 "APNsSimulator",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -401,7 +395,6 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -424,8 +417,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            swiftSettings: strict
+            ]
         ),
         .testTarget(
             name: "LivelineStoreTests",
@@ -434,8 +426,7 @@ let package = Package(
                 "LivelineStore", "LivelineStoreTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strict
+            ]
         ),
         .testTarget(
             name: "LivelineAPITests",
@@ -448,8 +439,11 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
-            ],
-            swiftSettings: strict
+            ]
         ),
     ]
 )
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + strict
+}
