@@ -89,84 +89,135 @@ public struct TranslatorService: Service {
         logger.info("translator drained", metadata: ServiceLogKey.metadata([.translatorQueue: "\(topology.translate.name)"]))
     }
 
-    /// A pipeline over consecutive batches: batch N+3 is received and parsed (pure CPU)
-    /// while batch N+2 is loaded and translated, while batch N+1's transaction runs, while
-    /// batches N-1 and N wait for their publish confirms (broker work). Transactions run
-    /// one after another, in batch order, and each batch submits its jobs as soon as its
-    /// transaction is done, so jobs reach the broker in batch order.
+    /// Runs one shard's batches through the pipeline: ``BatchPipeline`` decides each step
+    /// (receive, plan, store, confirm, ack, requeue, pause), and this does it, each step in a
+    /// task of its own that reports back here when it ends. Batch N+1 is received and parsed
+    /// (pure CPU) while batch N is planned, on the decisions of batch N-1 whose transaction
+    /// may still run, while up to two earlier batches wait for their confirms (broker work).
+    /// Overlapping them took the transaction off the critical path, and two batches awaiting
+    /// confirms keep the broker from idling between batches.
     ///
-    /// Batch N+2 loads while N+1's transaction may not be committed, so it is planned on
-    /// N+1's decisions (``BatchPlan/CarryOver``), and the store's conditional writes still
-    /// refuse anything another worker made stale. If N+1's transaction fails, N+2 is
-    /// requeued with it: it was planned on state that was never stored. Overlapping the
-    /// two took the transaction off the critical path: the loop had spent 97 % of its time
-    /// in load, translate and apply, one after another.
-    ///
-    /// Up to two batches awaiting confirms beside the one being stored keep the broker fed:
-    /// with one, the broker idled between batches and spent a quarter more CPU per event
-    /// (measured 94 -> 75 µs, translator 8,300-8,500 -> 9,000-9,400 events/s).
+    /// A consumer that fails (its connection lost) throws at once: the broker requeues what
+    /// this shard had not acked when the channel closes.
     private func processBatches(from consumer: AMQPConsumer) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { inFlight in
-            var batchesInFlight = 0
-            var ahead = ParsedAhead()
-            var next = receiveAndParse(from: consumer, into: ahead)
-            var storing: (
-                carryOver: BatchPlan.CarryOver, task: Task<(BatchProcessor.PreparedBatch, BatchProcessor.Submitted), any Error>,
-                step: StoreStep
-            )?
-            defer { next.cancel() }
-
-            while let (batch, parsed, started) = try await next.value {
-                ahead = ParsedAhead()
-                next = receiveAndParse(from: consumer, into: ahead)
-                let planned: Result<BatchProcessor.PlannedBatch, any Error>
-                do {
-                    planned = .success(try await processor.plan(
-                        parsed, after: storing?.carryOver, whileStoring: storing.map { !$0.step.isOver } ?? false))
-                } catch {
-                    planned = .failure(error)
-                }
-                if let previous = storing {
-                    storing = nil
-                    do {
-                        _ = try await previous.task.value
-                    } catch {
-                        // Its own task requeued it; this batch was planned on its decisions.
-                        await fail(batch, error: error)
-                        continue
+        let (events, reports) = AsyncStream.makeStream(of: PipelineEvent.self)
+        var machine = BatchPipeline(maximumInFlight: Self.maximumBatchesInFlight, failureBackoff: settings.failureBackoff)
+        var batches: [BatchPipeline.BatchID: PipelineBatch] = [:]
+        var lastID = 0
+        // Discarding: a step's task is freed as it ends. A group that keeps each ended
+        // child until its result is read held every step of the shard's life.
+        try await withThrowingDiscardingTaskGroup { group in
+            func perform(_ actions: [BatchPipeline.Action]) {
+                for action in actions {
+                    switch action {
+                    case .receive:
+                        group.addTask { [self] in
+                            do {
+                                reports.yield(.received(try await receiveAndParse(from: consumer)))
+                            } catch {
+                                reports.yield(.receiveFailed(error))
+                            }
+                        }
+                    case .plan(let id, let after):
+                        let parsed = batches[id]!.parsed!
+                        let carryOver = after.flatMap { batches[$0]?.plan?.plan.carryOver }
+                        let whileStoring = after.flatMap { batches[$0]?.step }.map { !$0.isOver } ?? false
+                        group.addTask { [processor] in
+                            do {
+                                reports.yield(.planned(id, .success(
+                                    try await processor.plan(parsed, after: carryOver, whileStoring: whileStoring))))
+                            } catch {
+                                reports.yield(.planned(id, .failure(error)))
+                            }
+                        }
+                    case .store(let id):
+                        let plan = batches[id]!.plan!
+                        // Whatever of the next batch is parsed by now (under a backlog, all of it).
+                        let next = batches[id + 1]?.parsed
+                        let step = StoreStep()
+                        batches[id]!.step = step
+                        group.addTask { [processor] in
+                            defer { step.end() }
+                            do {
+                                let prepared = try await processor.store(plan, next: next)
+                                reports.yield(.stored(id, .success((prepared, try await processor.submit(prepared)))))
+                            } catch {
+                                reports.yield(.stored(id, .failure(error)))
+                            }
+                        }
+                    case .confirm(let id):
+                        let (prepared, submitted) = batches[id]!.stored!
+                        group.addTask { [processor] in
+                            do {
+                                try await processor.confirm(prepared, submitted: submitted)
+                                reports.yield(.confirmed(id, nil))
+                            } catch {
+                                reports.yield(.confirmed(id, error))
+                            }
+                        }
+                    case .ack(let id):
+                        let batch = batches.removeValue(forKey: id)!
+                        for delivery in batch.deliveries { delivery.ack() }
+                        health.finished(batch.deliveries.count)
+                        metrics.batchDuration.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - batch.received))
+                    case .requeue(let id, let failure):
+                        let batch = batches.removeValue(forKey: id)!
+                        requeue(batch.deliveries, because: failure, error: batch.error)
+                    case .pause(let until):
+                        group.addTask {
+                            try? await Task.sleep(until: until, clock: .continuous)
+                            reports.yield(.resumed)
+                        }
+                    case .finish:
+                        break
                     }
                 }
-                let plan: BatchProcessor.PlannedBatch
-                switch planned {
-                case .success(let success): plan = success
-                case .failure(let error):
-                    await fail(batch, error: error)
-                    continue
-                }
-                if batchesInFlight == Self.maximumBatchesInFlight {
-                    _ = try await inFlight.next()
-                    batchesInFlight -= 1
-                }
-                // Whatever of the next batch is parsed by now (under a backlog, all of it).
-                let nextParsed = ahead.parsed
-                let step = StoreStep()
-                let stored = Task { [processor] in
-                    defer { step.end() }
-                    let prepared = try await processor.store(plan, next: nextParsed)
-                    return (prepared, try await processor.submit(prepared))
-                }
-                inFlight.addTask {
-                    do {
-                        let (prepared, submitted) = try await stored.value
-                        await self.confirmAndSettle(prepared, submitted: submitted, batch: batch, started: started)
-                    } catch {
-                        await self.fail(batch, error: error)
-                    }
-                }
-                batchesInFlight += 1
-                storing = (plan.plan.carryOver, stored, step)
             }
-            try await inFlight.waitForAll()
+
+            perform(machine.start())
+            for await event in events {
+                let now = ContinuousClock.now
+                switch event {
+                case .received(let received?):
+                    lastID += 1
+                    batches[lastID] = PipelineBatch(deliveries: received.batch, parsed: received.parsed, received: received.received)
+                    perform(machine.received(lastID, now: now))
+                case .received(nil):
+                    perform(machine.consumerEnded(now: now))
+                case .receiveFailed(let error):
+                    throw error
+                case .planned(let id, let result):
+                    switch result {
+                    case .success(let plan): batches[id]!.plan = plan
+                    case .failure(let error): batches[id]!.error = error
+                    }
+                    perform(machine.planned(id, succeeded: batches[id]!.error == nil, now: now))
+                case .stored(let id, let result):
+                    // Its parse and plan are done with: batches awaiting confirms keep only
+                    // their deliveries and what they submitted.
+                    batches[id]!.parsed = nil
+                    batches[id]!.plan = nil
+                    switch result {
+                    case .success(let stored): batches[id]!.stored = stored
+                    case .failure(let error):
+                        batches[id]!.error = error
+                        // The batch planned on it is requeued for this error too.
+                        for (other, batch) in batches where other > id && batch.plan != nil {
+                            batches[other]!.error = batch.error ?? error
+                        }
+                    }
+                    perform(machine.stored(id, succeeded: batches[id]!.error == nil, now: now))
+                case .confirmed(let id, let error):
+                    batches[id]!.error = error
+                    perform(machine.confirmed(id, succeeded: error == nil, now: now))
+                case .resumed:
+                    perform(machine.resume(now: now))
+                }
+                if machine.isFinished { break }
+            }
+            reports.finish()
+            // Only a back-off's sleep may be left.
+            group.cancelAll()
         }
     }
 
@@ -192,55 +243,41 @@ public struct TranslatorService: Service {
     /// One batch being stored and up to two awaiting their confirms.
     private static let maximumBatchesInFlight = 3
 
-    /// Takes the next batch and parses it, in a task of its own so it runs alongside the
-    /// current batch; nil when the consumer has ended and everything was handed out. The
-    /// parsed batch is also left in `ahead`, where the current batch can look without waiting.
+    /// Takes the next batch and parses it; nil when the consumer has ended and everything
+    /// was handed out.
     private func receiveAndParse(
-        from consumer: AMQPConsumer, into ahead: ParsedAhead
-    ) -> Task<(batch: [AMQPDelivery], parsed: BatchProcessor.ParsedBatch, received: ContinuousClock.Instant)?, any Error> {
-        Task { [processor, settings, health] in
-            guard let batch = try await consumer.nextBatch(
-                maxSize: settings.maxBatchSize, linger: settings.linger, quiet: settings.lingerQuiet) else {
-                return nil
-            }
-            health.began(batch.count)
-            let received = ContinuousClock.now
-            let parsed = await processor.parse(batch.map {
-                .init(
-                    body: $0.body, redelivered: $0.redelivered,
-                    priorityCap: $0.properties.headers[TranslatorHeaders.priorityCap]?.intValue
-                        .flatMap { PushPriority(rawValue: Int($0)) })
-            })
-            ahead.parsed = parsed
-            return (batch, parsed, received)
+        from consumer: AMQPConsumer
+    ) async throws -> (batch: [AMQPDelivery], parsed: BatchProcessor.ParsedBatch, received: ContinuousClock.Instant)? {
+        guard let batch = try await consumer.nextBatch(
+            maxSize: settings.maxBatchSize, linger: settings.linger, quiet: settings.lingerQuiet) else {
+            return nil
         }
+        health.began(batch.count)
+        let received = ContinuousClock.now
+        let parsed = await processor.parse(batch.map {
+            .init(
+                body: $0.body, redelivered: $0.redelivered,
+                priorityCap: $0.properties.headers[TranslatorHeaders.priorityCap]?.intValue
+                    .flatMap { PushPriority(rawValue: Int($0)) })
+        })
+        return (batch, parsed, received)
     }
 
-    /// Waits for a submitted batch's confirms, then acks it; on failure nacks it for redelivery.
-    private func confirmAndSettle(
-        _ prepared: BatchProcessor.PreparedBatch, submitted: BatchProcessor.Submitted, batch: [AMQPDelivery],
-        started: ContinuousClock.Instant
-    ) async {
-        do {
-            try await processor.confirm(prepared, submitted: submitted)
-            for delivery in batch { delivery.ack() }
-            health.finished(batch.count)
-            metrics.batchDuration.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - started))
-        } catch {
-            await fail(batch, error: error)
-        }
-    }
-
-    private func fail(_ batch: [AMQPDelivery], error: any Error) async {
-        // Once per batch, with the error only: errors from the store and the AMQP layer
-        // carry no tokens or credentials.
-        for delivery in batch { delivery.nack(requeue: true) }
-        health.finished(batch.count)
+    /// Nacks a batch for redelivery, once per batch, with the error only: errors from the
+    /// store and the AMQP layer carry no tokens or credentials.
+    private func requeue(_ deliveries: [AMQPDelivery], because failure: BatchPipeline.Failure, error: (any Error)?) {
+        for delivery in deliveries { delivery.nack(requeue: true) }
+        health.finished(deliveries.count)
         metrics.failedBatches.increment()
+        let cause = switch failure {
+        case .plan: "plan"
+        case .store: "transaction or submit"
+        case .confirm: "publish confirm"
+        case .plannedOnFailedBatch: "the transaction of the batch it was planned on"
+        }
         logger.error("batch failed; requeued", metadata: ServiceLogKey.metadata([
-            .translatorBatchSize: "\(batch.count)", .translatorError: "\(error)",
+            .translatorBatchSize: "\(deliveries.count)", .translatorError: "\(cause): \(error.map { "\($0)" } ?? "failed")",
         ]))
-        try? await Task.sleep(for: settings.failureBackoff)
     }
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {
@@ -260,13 +297,25 @@ private final class StoreStep: Sendable {
     func end() { over.store(true, ordering: .releasing) }
 }
 
-/// The next batch once parsed, readable without waiting for it: the batch being stored
-/// coalesces against whatever of it is ready (``BatchProcessor/store(_:next:)``).
-private final class ParsedAhead: Sendable {
-    private let box = Mutex<BatchProcessor.ParsedBatch?>(nil)
+/// What the pipeline keeps of one batch from its receipt until it is acked or requeued.
+private struct PipelineBatch {
+    let deliveries: [AMQPDelivery]
+    var parsed: BatchProcessor.ParsedBatch?
+    let received: ContinuousClock.Instant
+    var plan: BatchProcessor.PlannedBatch?
+    var step: StoreStep?
+    var stored: (BatchProcessor.PreparedBatch, BatchProcessor.Submitted)?
+    /// Why it failed, for the log line of its requeue.
+    var error: (any Error)?
+}
 
-    var parsed: BatchProcessor.ParsedBatch? {
-        get { box.withLock { $0 } }
-        set { box.withLock { $0 = newValue } }
-    }
+/// A step's end, reported to the pipeline's loop by the task that did it.
+private enum PipelineEvent: Sendable {
+    case received((batch: [AMQPDelivery], parsed: BatchProcessor.ParsedBatch, received: ContinuousClock.Instant)?)
+    case receiveFailed(any Error)
+    case planned(BatchPipeline.BatchID, Result<BatchProcessor.PlannedBatch, any Error>)
+    case stored(BatchPipeline.BatchID, Result<(BatchProcessor.PreparedBatch, BatchProcessor.Submitted), any Error>)
+    /// With the error when the confirms failed.
+    case confirmed(BatchPipeline.BatchID, (any Error)?)
+    case resumed
 }
