@@ -4,6 +4,8 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 
+// Tests: Tests/LivelineAPNsTests/DevicePushTests.swift, Tests/LivelineAPNsTests/SimulatorInspectionTests.swift, Tests/LivelineAPNsTests/BroadcastTests.swift
+
 /// An in-process server that behaves like APNs over HTTP/2 + TLS, for tests, the quickstart and
 /// benchmarks.
 ///

@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// How an ``APNsSimulator`` listens and behaves.
 public struct APNsSimulatorConfiguration: Sendable {
     /// A provider key the simulator trusts: tokens with this `kid` must carry this team as `iss` and

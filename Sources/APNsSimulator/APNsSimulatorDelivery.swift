@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: none needed (declarations only)
+
 /// One push the simulator accepted, as a device or channel would have received it.
 public struct APNsSimulatorDelivery: Sendable, Hashable {
     /// The device token or channel id it was addressed to.

@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// A misbehaviour the simulator can be told to show, per device token or at random.
 public enum APNsSimulatorFault: Sendable, Hashable {
     /// 410 Unregistered with `timestamp` = now (ms).

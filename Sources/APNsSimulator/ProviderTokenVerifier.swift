@@ -2,6 +2,8 @@ import Crypto
 import Foundation
 import LivelineCodecs
 
+// Tests: Tests/LivelineAPNsTests/ProviderTokenTests.swift
+
 /// Checks `authorization: bearer <jwt>` the way APNs does: shape, ES256 header with `kid`, `iss` and
 /// `iat` claims, age, and (for trusted keys) the signature.
 ///

@@ -1,6 +1,8 @@
 import LivelineHTTP2
 import NIOCore
 
+// Tests: Tests/LivelineAPNsTests/SimulatorWireTests.swift, Tests/LivelineAPNsTests/DevicePushTests.swift
+
 /// The simulator's answers as HPACK header blocks (RFC 7541).
 enum ResponseHeaderBlock {
     /// Encodes a response's fields as HPACK literals without indexing and without Huffman coding.

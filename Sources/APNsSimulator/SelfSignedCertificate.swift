@@ -4,6 +4,8 @@ import LivelineCodecs
 import SwiftASN1
 import X509
 
+// Tests: Tests/LivelineAPNsTests/NGHTTP2InteropTests.swift, Tests/LivelineAPNsTests/DevicePushTests.swift
+
 /// A throwaway certificate authority + server certificate (one and the same) generated at start-up,
 /// valid for `localhost` and `127.0.0.1`, so clients can trust exactly this simulator.
 struct SelfSignedCertificate: Sendable {

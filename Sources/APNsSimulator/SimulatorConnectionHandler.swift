@@ -2,6 +2,8 @@ import LivelineHTTP2
 import NIOCore
 import NIOHPACK
 
+// Tests: Tests/LivelineAPNsTests/SimulatorWireTests.swift, Tests/LivelineAPNsTests/DevicePushTests.swift
+
 /// One simulated APNs connection: the server end of an ``HTTP2Session`` on the bytes under TLS.
 /// It collects each stream's request from the session's events, lets ``SimulatorCore`` decide, and
 /// writes the answer on the same stream. The session enforces the protocol (the stream limit with

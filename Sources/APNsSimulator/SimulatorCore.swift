@@ -4,6 +4,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHPACK
 
+// Tests: Tests/LivelineAPNsTests/DevicePushTests.swift, Tests/LivelineAPNsTests/SimulatorInspectionTests.swift, Tests/LivelineAPNsTests/BroadcastTests.swift
+
 /// One parsed request as the stream handler hands it over.
 struct SimulatorRequest: Sendable {
     var method: String

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineAPNsTests/DevicePushTests.swift, Tests/LivelineAPNsTests/SimulatorWireTests.swift
+
 /// What the stream handler must write back (or do) for one request.
 struct SimulatorReply: Sendable {
     var status: Int

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineAPNsTests/DevicePushTests.swift, Tests/LivelineAPNsTests/SimulatorInspectionTests.swift
+
 /// Everything the simulator remembers, kept in one struct behind one lock.
 ///
 /// The hot path takes the lock once per request (fault lookup, counters and the delivery record

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineAMQPTests/ConfigurationTests.swift, Tests/LivelineAMQPTests/AckCoalescerTests.swift
+
 /// Where and how to connect to a RabbitMQ broker.
 ///
 /// Build one from a URL (`amqp://user:password@host:5672/vhost?heartbeat=15`) or field by

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import Synchronization
 
+// Tests: Tests/LivelineAMQPTests/AMQPIntegrationTests.swift, Tests/LivelineAMQPTests/BrokerFailureTests.swift, Tests/LivelineAMQPTests/ConfirmTimeoutTests.swift
+
 /// Where a connection stands.
 public enum AMQPConnectionState: Sendable, Equatable {
     case connecting

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineAMQPTests/AMQPIntegrationTests.swift
+
 extension AMQPConsumer {
     /// The next batch of deliveries: everything received, up to `maxSize`, after waiting
     /// for the first and then, while fewer than `maxSize` are there, at most `linger` for

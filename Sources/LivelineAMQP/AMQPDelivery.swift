@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineAMQPTests/AMQPIntegrationTests.swift, Tests/LivelineAMQPTests/ConsumerBatchTests.swift
+
 /// A message delivered to a consumer. Settle it exactly once with ``ack(multiple:)``,
 /// ``nack(requeue:multiple:)`` or ``reject(requeue:)`` after the work it stands for is done.
 ///

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineAMQPTests/AMQPIntegrationTests.swift, Tests/LivelineAMQPTests/ConfigurationTests.swift
+
 /// An error raised by the AMQP layer.
 ///
 /// Callers branch on ``code`` (what went wrong), ``replyCode`` (the broker's AMQP reply code,

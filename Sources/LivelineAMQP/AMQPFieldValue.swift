@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineAMQPTests/AMQPTableTests.swift
+
 /// An AMQP field table: message headers and declaration arguments, a map from names to
 /// values.
 ///

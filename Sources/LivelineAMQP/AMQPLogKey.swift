@@ -1,5 +1,7 @@
 import LivelineLogging
 
+// Tests: Tests/LivelineRuntimeTests/LogKeyTests.swift
+
 /// Every logger metadata key of the AMQP layer.
 public enum AMQPLogKey: String, LogKey {
     /// The connection's name, as the broker shows it (`liveline-sender-in`).

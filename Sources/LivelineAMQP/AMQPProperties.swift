@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineAMQPTests/AMQPIntegrationTests.swift, Tests/LivelineServicesTests/ReplayDecisionTests.swift
+
 /// The `basic` content properties of a message.
 public struct AMQPProperties: Sendable, Hashable {
     public var contentType: String?

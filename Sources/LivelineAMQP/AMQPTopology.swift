@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineAMQPTests/ConfigurationTests.swift, Tests/LivelineAMQPTests/AMQPIntegrationTests.swift
+
 /// Exchanges, queues and bindings, declared idempotently on every (re)connect and exportable
 /// as a RabbitMQ definitions document.
 public struct AMQPTopology: Sendable, Hashable {

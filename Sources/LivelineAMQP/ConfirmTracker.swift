@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineAMQPTests/AckCoalescerTests.swift
+
 /// Publishes waiting for their broker confirm on one channel, keyed by delivery tag.
 ///
 /// Publisher-confirm tags are dense and ascending (1, 2, 3, … per channel), and the broker

@@ -1,6 +1,8 @@
 import DequeModule
 import Synchronization
 
+// Tests: Tests/LivelineAMQPTests/ConsumerBatchTests.swift
+
 /// Hands deliveries from the owner thread to the one task taking from a consumer, one at a
 /// time (``AMQPConsumer``'s sequence) or in batches (``AMQPConsumer/nextBatch(maxSize:linger:quiet:)``).
 ///

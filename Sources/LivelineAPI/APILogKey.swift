@@ -1,5 +1,7 @@
 import LivelineLogging
 
+// Tests: Tests/LivelineRuntimeTests/LogKeyTests.swift
+
 /// Every logger metadata key of the api.
 public enum APILogKey: String, LogKey {
     /// The authenticated caller.

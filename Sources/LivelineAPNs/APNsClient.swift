@@ -6,6 +6,8 @@ import NIOCore
 import NIOHPACK
 import NIOPosix
 
+// Tests: Tests/LivelineAPNsTests/DevicePushTests.swift, Tests/LivelineAPNsTests/BroadcastTests.swift, Tests/LivelineAPNsTests/ConnectionTests.swift
+
 /// Sends Live Activity pushes, broadcasts and channel management requests for **one app**.
 ///
 /// One app = one bundle id, team, signing key and environment. A process serving several apps creates

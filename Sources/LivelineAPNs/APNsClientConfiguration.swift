@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineAPNsTests/BroadcastTests.swift, Tests/LivelineAPNsTests/ConnectionTests.swift
+
 /// Everything one ``APNsClient`` needs: which app it pushes for, with which key, to which servers.
 public struct APNsClientConfiguration: Sendable {
     /// The app's bundle id, e.g. `com.example.rides`. The topic becomes `<bundleID>.push-type.liveactivity`.

@@ -3,6 +3,8 @@ import LivelineCore
 import LivelineModels
 import LivelineProducer
 
+// Tests: scripts/bench-smoke
+
 /// Realistic traffic: activities of the three domains, each receiving its events in
 /// time order, interleaved round-robin the way many concurrent rides, orders and games
 /// would arrive. No event ends an activity, so every event yields exactly one job.

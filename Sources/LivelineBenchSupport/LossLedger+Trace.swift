@@ -1,5 +1,7 @@
 import LivelineCore
 
+// Tests: Tests/LivelineBenchSupportTests/LossLedgerTests.swift
+
 extension LossLedger {
     /// The event id and drop reason of a `dropped` trace line, as `liveline why` shows it:
     /// the translator's `event <id>: superseded by <id> in the same batch` or `event <id> at

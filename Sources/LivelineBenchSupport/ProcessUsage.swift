@@ -5,6 +5,8 @@ import Darwin
 #endif
 import Foundation
 
+// Tests: scripts/bench-smoke
+
 /// What the benchmark processes print about themselves: peak memory and CPU time.
 public enum ProcessUsage {
     /// Peak resident set size of this process (the kernel's high-water mark, VmHWM), in

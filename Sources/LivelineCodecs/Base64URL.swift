@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineAPNsTests/ProviderTokenTests.swift
+
 /// RFC 4648 §5 base64url without padding, as JWTs and APNs channel ids use it.
 public enum Base64URL {
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {

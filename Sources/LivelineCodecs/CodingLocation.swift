@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/JSONValueDecoderTests.swift, Tests/LivelineCodecsTests/JSONWriterTests.swift, Tests/LivelineCodecsTests/FoundationEquivalenceTests.swift
+
 /// Where a value sits for `JSONValueDecoder` and `JSONValueEncoder`: its container's coding path
 /// and its key or index there. The path is joined only when an error or a nested container asks
 /// for it; joining it for every field was an array allocation each.

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineStoreTests/DeadLetterConformanceTests.swift, Tests/LivelineServicesTests/ReplayDecisionTests.swift, Tests/LivelineAPITests/ActivityRouteTests.swift
+
 extension Date {
     /// Milliseconds since 1970, rounded to the nearest: the precision every store and event
     /// time keeps.

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/PushJobTests.swift, Tests/LivelineAPNsTests/DevicePushTests.swift, Tests/LivelineRuntimeTests/ProducerSettingsTests.swift
+
 /// Hexadecimal text, written and read byte by byte: `String(format: "%02x")` and
 /// `sscanf` cost microseconds per value, and ids are written for every push.
 ///

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineCodecsTests/FoundationEquivalenceTests.swift, Tests/LivelineCodecsTests/JSONWriterTests.swift
+
 extension JSONValue {
     /// Parses JSON bytes (any top-level value) straight into a `JSONValue`.
     ///

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineCodecsTests/FoundationEquivalenceTests.swift, Tests/LivelineCodecsTests/JSONWriterTests.swift
+
 /// A JSON document held as a value, so opaque producer data (a generic domain's
 /// content-state and attributes, a stored snapshot) can pass through without a Swift
 /// model and still be `Sendable`, `Hashable` and deterministic to encode.

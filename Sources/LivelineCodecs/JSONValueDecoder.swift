@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineCoreTests/JSONValueDecoderTests.swift, Tests/LivelineCodecsTests/FoundationEquivalenceTests.swift
+
 /// Decodes a model straight from a ``JSONValue``, as `JSONDecoder` with its default
 /// strategies decodes the same JSON, without writing the value out and parsing it again.
 ///

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineCodecsTests/JSONWriterTests.swift, Tests/LivelineCodecsTests/FoundationEquivalenceTests.swift
+
 /// Encodes a model straight into a ``JSONValue``: the value that parsing
 /// `JSONEncoder().encode(model)` would give, without writing and reading the bytes.
 ///

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineCoreTests/PushJobTests.swift, Tests/LivelineAPNsTests/ModelTests.swift
+
 extension UUID {
     /// Parses the 8-4-4-4-12 hex form, in either case, as `UUID(uuidString:)` does, without
     /// its `sscanf`: that was 2 % of the sender's CPU, one job id per push.

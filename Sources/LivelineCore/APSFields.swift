@@ -1,6 +1,8 @@
 import Foundation
 import LivelineCodecs
 
+// Tests: Tests/LivelineCoreTests/GoldenPayloadTests.swift, Tests/LivelineCoreTests/PayloadValidationTests.swift
+
 /// The `aps` members of a Live Activity push other than `content-state` and
 /// `attributes`, which are encoded by the domain's model types.
 struct APSFields: Hashable, Sendable {

@@ -1,5 +1,7 @@
 import LivelineCodecs
 
+// Tests: Tests/LivelineCoreTests/RoundTripTests.swift
+
 /// What the store knows about one activity, as a plain value the translator reads
 /// and returns updated. The translator never mutates storage itself.
 public struct ActivitySnapshot: Codable, Hashable, Sendable {

@@ -1,5 +1,7 @@
 import LivelineCodecs
 
+// Tests: Tests/LivelineCoreTests/PrimitivesTests.swift, Tests/LivelineCoreTests/GoldenPayloadTests.swift
+
 /// Fills in ``AlertTemplate`` placeholders from an event.
 struct AlertRendering {
     var message: String?

@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// The text of an `aps.alert`, as plain text with placeholders.
 ///
 /// Liveline renders alerts on the server as plain text rather than `loc-key`s, so a

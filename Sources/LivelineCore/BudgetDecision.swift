@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/BudgetTests.swift
+
 /// The outcome of spending one priority-10 demand from a ``BudgetUsage``.
 public enum BudgetDecision: Hashable, Sendable {
     /// Within budget: send at priority 10.

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/BudgetTests.swift, Tests/LivelineCoreTests/GenericDomainTests.swift
+
 /// The per-activity priority-10 budget, per rolling hour window.
 ///
 /// Every update that wants priority 10 counts as a demand. Within `priority10PerHour`

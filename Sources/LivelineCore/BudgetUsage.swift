@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// An activity's priority-10 demands in the current hour window. Kept apart from
 /// ``ActivitySnapshot`` because the store keeps budgets in their own table.
 public struct BudgetUsage: Codable, Hashable, Sendable {

@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// An important change inside a status, detected by comparing content-state fields
 /// with the last applied state, e.g. a goal (`homeScore` or `awayScore` changed).
 public struct ChangeRule: Codable, Hashable, Sendable {

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/TargetingTests.swift, Tests/LivelineCoreTests/GenericDomainTests.swift
+
 /// How a domain's broadcast channels behave (iOS 18 channels, DESIGN §4).
 ///
 /// JSON keys: `storesLatestMessage` (default false), `minimumOSVersion` (default 18).

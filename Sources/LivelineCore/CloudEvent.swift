@@ -1,5 +1,7 @@
 import LivelineCodecs
 
+// Tests: Tests/LivelineCoreTests/EnvelopeParsingTests.swift
+
 /// A CloudEvents 1.0 event in structured JSON mode, as read off the queue.
 ///
 /// Only the attributes Liveline uses are kept; extension attributes are ignored.

@@ -1,6 +1,8 @@
 import Foundation
 import LivelineCodecs
 
+// Tests: Tests/LivelineCoreTests/EnvelopeParsingTests.swift
+
 /// Reads CloudEvents 1.0 structured-JSON bytes into a ``CloudEvent``, with an
 /// ``EventError`` that names the first problem found.
 public struct CloudEventParser: Sendable {

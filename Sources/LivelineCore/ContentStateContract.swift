@@ -1,6 +1,8 @@
 import Foundation
 import LivelineCodecs
 
+// Tests: Tests/LivelineCoreTests/PayloadValidationTests.swift, Tests/LivelineCoreTests/EnvelopeParsingTests.swift, Tests/LivelineCoreTests/GenericDomainTests.swift
+
 /// What a domain promises about its `content-state` and attributes: how to find the
 /// status, and how to validate producer JSON and make it canonical.
 ///

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineCoreTests/EnvelopeParsingTests.swift
+
 /// One entry of the dead-letter queue: what failed, why, and the original bytes so
 /// on-call can replay it.
 ///

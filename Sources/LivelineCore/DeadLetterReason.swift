@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/PrimitivesTests.swift
+
 /// Why a job or event went to `liveline.dead`. Shared by every layer.
 ///
 /// An update whose stale date passed is not here: it is dropped and counted by a

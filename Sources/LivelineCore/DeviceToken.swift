@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/PrimitivesTests.swift, Tests/LivelineCoreTests/TargetingTests.swift
+
 /// APNs device tokens as the apps register them: hex text.
 package enum DeviceToken {
     /// Non-empty, even-length lowercase hex, at most 200 bytes (APNs tokens are 32

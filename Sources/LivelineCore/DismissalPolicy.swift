@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/GenericDomainTests.swift, Tests/LivelineCoreTests/LifecycleTests.swift
+
 /// When an ended activity leaves the Lock Screen.
 ///
 /// JSON: `"immediate"`, `"default"`, or `{"afterSeconds": 3600}`.

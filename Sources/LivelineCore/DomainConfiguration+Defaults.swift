@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/GoldenPayloadTests.swift, Tests/LivelineCoreTests/RoundTripTests.swift
+
 /// The default policies of the built-in domains. They are starting points: a
 /// deployment overrides any of them in its configuration file.
 extension DomainConfiguration {

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/GenericDomainTests.swift
+
 /// One domain: its routing name, contract, ActivityKit type, app and policy.
 ///
 /// A new domain is a new `DomainConfiguration` with `kind: generic`, no code.

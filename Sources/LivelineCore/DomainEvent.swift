@@ -1,6 +1,8 @@
 import Foundation
 import LivelineCodecs
 
+// Tests: Tests/LivelineCoreTests/EnvelopeParsingTests.swift, Tests/LivelineCoreTests/PayloadValidationTests.swift
+
 /// A CloudEvent whose `data` has been checked against its domain: the unit the
 /// translator works on.
 ///

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/PayloadValidationTests.swift, Tests/LivelineCoreTests/EnvelopeParsingTests.swift
+
 /// Which content-state contract a domain uses.
 public enum DomainKind: String, Codable, Hashable, Sendable {
     /// `RideAttributes`; status is `contentState.status`.

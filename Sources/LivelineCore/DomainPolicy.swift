@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/GenericDomainTests.swift
+
 /// A domain's push policy as data: per-status behaviour, important-change rules,
 /// freshness, relevance, push-to-start and budget.
 ///

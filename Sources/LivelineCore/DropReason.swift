@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// Why an event produced no push although nothing is wrong with it.
 public enum DropReason: String, Codable, Hashable, Sendable {
     /// Older than the last applied event for the activity.

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/CoalescingTests.swift
+
 /// Coalescing a batch of events before translation: for each activity, an older
 /// plain update is dropped when a newer event for the same activity is in the batch,
 /// because every event carries the full state and the newer one replaces it.

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/EnvelopeParsingTests.swift
+
 /// Why an incoming event could not be read. Each case names the exact field or rule,
 /// so a dead letter tells the producing team what to fix.
 public enum EventError: Error, Hashable, Sendable {

@@ -1,6 +1,8 @@
 import Foundation
 import LivelineCodecs
 
+// Tests: Tests/LivelineServicesTests/TranslatorServiceTests.swift
+
 /// What a CloudEvent's bytes still say about it when the event as a whole is refused: its
 /// id, type, domain and activity, so a dead letter can be filtered and republished.
 public struct EventIdentity: Sendable, Hashable {

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineCoreTests/SchemaConformanceTests.swift, Tests/LivelineRuntimeTests/RetryTierSettingsTests.swift, Tests/LivelineRuntimeTests/OutcomeWebhookTests.swift
+
 /// What became of one event, told back to the service that published it: the `data` of an
 /// outcome CloudEvent on the `liveline.outcomes` exchange (docs/schemas/outcome.schema.json).
 ///

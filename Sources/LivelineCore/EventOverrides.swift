@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/OverrideTests.swift
+
 /// What a producer may set on one event (`data.overrides`), each within its domain's
 /// ``OverrideBounds``: a service that knows more than the policy (a penalty shoot-out is
 /// more urgent than any goal) says so for that push only.

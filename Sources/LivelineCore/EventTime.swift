@@ -1,6 +1,8 @@
 import Foundation
 import LivelineCodecs
 
+// Tests: Tests/LivelineCoreTests/PrimitivesTests.swift
+
 /// An instant with millisecond precision, as carried by a CloudEvent's `time`.
 ///
 /// Kept as integer milliseconds since the Unix epoch so comparisons (stale/duplicate

@@ -2,6 +2,8 @@ import Crypto
 import Foundation
 import LivelineCodecs
 
+// Tests: Tests/LivelineCoreTests/PrimitivesTests.swift, Tests/LivelineCoreTests/PushJobTests.swift
+
 /// Deterministic identifiers for push jobs, so a redelivered event produces the same
 /// job ids and `apns-id`s, and duplicates are recognisable end to end.
 public enum JobIdentity {

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/LifecycleTests.swift
+
 /// The rules that keep pushes in order and inside an activity's life, before any
 /// payload is built.
 public enum LifecycleGuard {

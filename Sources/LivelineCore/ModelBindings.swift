@@ -1,5 +1,7 @@
 import LivelineModels
 
+// Tests: none needed (declarations only)
+
 // The model types each typed domain binds to, in one place.
 
 enum RideModel {

@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// The ActivityKit `aps.event` of a push.
 public enum PushEvent: String, Codable, Hashable, Sendable {
     /// Remotely starts an activity (push-to-start token, iOS 17.2+).

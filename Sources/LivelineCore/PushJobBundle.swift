@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineCoreTests/PushJobTests.swift
+
 /// Several push jobs in one message on `liveline.push`: each job's documented JSON (see
 /// ``PushJob``) on a line of its own, "JSON Lines", with content type ``contentType``.
 ///

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/OverrideTests.swift, Tests/LivelineCoreTests/GenericDomainTests.swift
+
 /// The `apns-priority` of a push. Encoded as the number APNs uses.
 public enum PushPriority: Int, Codable, Hashable, Sendable, Comparable {
     /// 5: delivered when convenient for the device; does not draw on the budget.

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/PushJobTests.swift, Tests/LivelineCoreTests/OverrideTests.swift, Tests/LivelineCoreTests/GoldenPayloadTests.swift
+
 /// How loud one push is: priority, alert, relevance, freshness. Chosen from the
 /// domain policy by what changed.
 struct PushStyle: Hashable, Sendable {

@@ -1,5 +1,7 @@
 import LivelineModels
 
+// Tests: Tests/LivelineCoreTests/PushJobTests.swift, Tests/LivelineCoreTests/TargetingTests.swift
+
 /// Where one push goes.
 ///
 /// JSON (in a push job): `{"device": {"token": "<hex>", "kind": "update", "environment":

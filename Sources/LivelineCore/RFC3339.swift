@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/PrimitivesTests.swift
+
 /// RFC 3339 timestamps (the CloudEvents `time` format), parsed and written by hand.
 ///
 /// Hand-written because Foundation's formatters differ between platforms in how many

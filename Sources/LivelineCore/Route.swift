@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/TargetingTests.swift
+
 /// Where the pushes of one event go and which ActivityKit event they carry.
 struct Route: Hashable, Sendable {
     var targets: [PushTarget]

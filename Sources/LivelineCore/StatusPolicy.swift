@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/GenericDomainTests.swift
+
 /// What to do when an activity is in (or enters) one status.
 ///
 /// JSON keys and defaults: `isTerminal` (false), `dismissal` ("default"), `alert`

@@ -1,5 +1,7 @@
 import LivelineModels
 
+// Tests: Tests/LivelineCoreTests/TargetingTests.swift
+
 /// The push targets known for an activity and its user at translation time.
 public struct TokenSnapshot: Codable, Hashable, Sendable {
     /// The activity's update tokens (hex), one per device the activity runs on.

@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// What the translator decided for one event. The service acts on it: publish the
 /// jobs, store the snapshot, or dead-letter.
 public enum TranslationDecision: Hashable, Sendable {

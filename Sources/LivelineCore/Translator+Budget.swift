@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/BudgetTests.swift, Tests/LivelineServicesTests/GamePipelineTests.swift
+
 extension Translator {
     /// Spends the budget for a priority-10 push and adjusts its style; fails with an
     /// `over-budget` rejection past the hard cap.

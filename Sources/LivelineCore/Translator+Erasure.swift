@@ -2,6 +2,8 @@ import Foundation
 import LivelineCodecs
 import LivelineModels
 
+// Tests: Tests/LivelineServicesTests/GamePipelineTests.swift
+
 extension Translator {
     /// The end of a user's activity before the user is erased: an `end` carrying its last
     /// state, dismissed at once, to every device's update token (and on its channel for a

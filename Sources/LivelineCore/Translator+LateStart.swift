@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineServicesTests/GamePipelineTests.swift
+
 extension Translator {
     /// The start of a live shared activity for devices that came after its start: a fan who
     /// followed one of its topics after kick-off, or registered a new device then. It is the

@@ -1,6 +1,8 @@
 import Foundation
 import LivelineCodecs
 
+// Tests: Tests/LivelineCoreTests/EnvelopeParsingTests.swift, Tests/LivelineCoreTests/OverrideTests.swift
+
 extension Translator {
     /// Reads an event off the wire and checks its `data` against the domain.
     ///

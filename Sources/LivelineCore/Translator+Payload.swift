@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineCoreTests/PayloadValidationTests.swift, Tests/LivelineCoreTests/GoldenPayloadTests.swift
+
 extension Translator {
     /// The largest payload APNs accepts for a Live Activity push, in bytes.
     public static let maxPayloadBytes = 4_096

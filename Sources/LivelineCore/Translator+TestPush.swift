@@ -1,6 +1,8 @@
 import Foundation
 import LivelineCodecs
 
+// Tests: Tests/LivelineRuntimeTests/TestPushSenderTests.swift
+
 /// A push `liveline push` sends to one device, outside the pipeline.
 public struct TestPush: Sendable {
     /// The domain whose activities are of the attributes type asked for.

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineCoreTests/LifecycleTests.swift, Tests/LivelineCoreTests/TargetingTests.swift, Tests/LivelineCoreTests/GoldenPayloadTests.swift
+
 extension Translator {
     /// Decides what to send for one event.
     ///

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineCoreTests/GenericDomainTests.swift, Tests/LivelineCoreTests/RoundTripTests.swift
+
 /// Turns domain events into ActivityKit pushes. Pure: every input is a value, every
 /// output is a ``TranslationDecision``; the service does the I/O around it.
 ///

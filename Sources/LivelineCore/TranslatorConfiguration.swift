@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineCoreTests/GenericDomainTests.swift
+
 /// Everything the translator needs to know: the domains and the input limit.
 ///
 /// JSON keys: `domains` (required), `maxEventBytes` (default 65536).

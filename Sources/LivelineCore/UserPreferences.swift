@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// What the user's device reported about Live Activity authorization.
 public struct UserPreferences: Codable, Hashable, Sendable {
     /// `ActivityAuthorizationInfo.areActivitiesEnabled`.

@@ -1,5 +1,7 @@
 import NIOCore
 
+// Tests: Tests/LivelineAPNsTests/HTTP2FrameReaderTests.swift, Tests/LivelineHTTP2Tests/HTTP2FuzzTests.swift
+
 /// Cuts a connection's incoming bytes into frames, and joins each HEADERS frame with its
 /// CONTINUATION frames into one header block, with nothing allowed between them (RFC 9113 §6.10).
 ///

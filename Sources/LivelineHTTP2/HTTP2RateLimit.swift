@@ -1,5 +1,7 @@
 import NIOCore
 
+// Tests: Tests/LivelineHTTP2Tests/HTTP2SessionTests.swift
+
 /// A token bucket over the caller's clock: `burst` events at once, then `perSecond` on average.
 ///
 /// The session counts the peer's RST_STREAM, SETTINGS and PING frames with it. Each of those costs

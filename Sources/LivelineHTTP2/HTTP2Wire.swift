@@ -1,5 +1,7 @@
 import NIOCore
 
+// Tests: Tests/LivelineHTTP2Tests/HTTP2SessionTests.swift, Tests/LivelineHTTP2Tests/HTTP2FuzzTests.swift, Tests/LivelineAPNsTests/SimulatorWireTests.swift
+
 /// The HTTP/2 wire format (RFC 9113) under ``HTTP2Session``, which both of Liveline's connection
 /// handlers run on (the APNs client's and the simulator's). Reading frames, and writing them.
 ///

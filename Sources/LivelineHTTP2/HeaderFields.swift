@@ -1,5 +1,7 @@
 import NIOHPACK
 
+// Tests: Tests/LivelineHTTP2Tests/HeaderBlockEncoderTests.swift
+
 /// A header field name, with its place in RFC 7541's static table found once, when the name
 /// is made. The client's names are constants, so the encoder never searches the table for
 /// them: searching by name for every field cost the sender 1,850 instructions a push.

@@ -1,5 +1,7 @@
 import Logging
 
+// Tests: Tests/LivelineRuntimeTests/LogKeyTests.swift
+
 /// A module's logger metadata keys: an enum whose raw values are the keys, in dot notation
 /// with the module's prefix (`amqp.connection`, `sender.error`). Each module keeps one, so
 /// every key it logs is listed in one place, a typo does not compile, and a log pipeline

@@ -1,5 +1,7 @@
 import LivelineAMQP
 
+// Tests: Tests/LivelineServicesTests/ShardedTranslatorTests.swift
+
 /// The broker holds a stage laid out for another shard count than the worker's settings.
 public struct ShardCountMismatch: Error, CustomStringConvertible {
     /// The setting that gives the stage's shard count (`liveline.send.shards`).

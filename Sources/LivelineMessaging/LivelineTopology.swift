@@ -1,5 +1,7 @@
 import LivelineAMQP
 
+// Tests: Tests/LivelineAMQPTests/ConfigurationTests.swift, Tests/LivelineAMQPTests/AMQPIntegrationTests.swift
+
 /// Liveline's broker topology: names, queue arguments, and how messages flow between them.
 ///
 /// ```

@@ -1,5 +1,7 @@
 import LivelineAMQP
 
+// Tests: Tests/LivelineServicesTests/ShardedTranslatorTests.swift, scripts/faults
+
 /// Changes one stage's shard count on a live broker without losing a message or breaking
 /// one activity's order (`liveline reshard`).
 ///

@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// The APNs environment a device token belongs to, from the app's `aps-environment`
 /// entitlement: App Store and TestFlight builds get production tokens, builds run from
 /// Xcode get development tokens, which only APNs' sandbox accepts. A token sent to the

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineModelsTests/ModelEncodingTests.swift
+
 extension DeliveryAttributes {
     /// The dynamic data of a delivery Live Activity.
     ///

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineCodecsTests/JSONWriterTests.swift, Tests/LivelineCoreTests/JSONValueDecoderTests.swift
+
 /// The static data of a food-delivery Live Activity.
 ///
 /// Shape as in the reference `DeliveryAttributes`. Adopt it in the iOS app with:

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineModelsTests/ModelEncodingTests.swift
+
 /// The steps of a delivery. The raw values are the exact strings in `content-state`.
 ///
 /// The reference has `confirmed … delivered`; Liveline adds `cancelled` so a cancelled

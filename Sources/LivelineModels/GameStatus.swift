@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// The state of a game. The raw values are the exact strings in `content-state`.
 ///
 /// `final`, `postponed` and `cancelled` are terminal: the server ends the activity.

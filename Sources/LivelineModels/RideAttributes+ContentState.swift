@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineModelsTests/ModelEncodingTests.swift
+
 extension RideAttributes {
     /// The dynamic data of a ride Live Activity: the `content-state` of every push.
     ///

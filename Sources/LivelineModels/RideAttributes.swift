@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineModelsTests/ModelEncodingTests.swift
+
 /// The static data of a ride-hailing Live Activity, set once when the activity starts.
 ///
 /// The shape is exactly the reference `RideAttributes`, so the server's JSON decodes in

@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// The lifecycle of a ride. The raw values are the exact strings in `content-state`.
 ///
 /// `completed`, `cancelled` and `failed` are terminal: the server ends the activity.

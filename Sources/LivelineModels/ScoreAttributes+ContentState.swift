@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineModelsTests/ModelEncodingTests.swift
+
 extension ScoreAttributes {
     /// The dynamic data of a game-score Live Activity.
     ///

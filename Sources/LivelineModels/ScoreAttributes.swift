@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineModelsTests/ModelEncodingTests.swift
+
 /// The static data of a live game-score Live Activity: which game, between whom.
 ///
 /// Adopt it in the iOS app with:

@@ -2,6 +2,8 @@ import Foundation
 import LivelineAMQP
 import LivelineMessaging
 
+// Tests: Tests/LivelineServicesTests/TranslatorServiceTests.swift, Tests/LivelineServicesTests/ShardedTranslatorTests.swift
+
 /// Publishes ``LivelineEvent``s to `liveline.events` the way the translator expects
 /// (DESIGN §3): persistent, `mandatory`, with publisher confirms, routing key
 /// `<domain>.<name>`, `message_id` = the event id and content-type

@@ -3,6 +3,8 @@ import LivelineCodecs
 import LivelineCore
 import LivelineModels
 
+// Tests: Tests/LivelineProducerTests/LivelineEventTests.swift
+
 extension LivelineEvent {
     /// A ride change. `attributes` is needed once (the first event, or any event) for
     /// push-to-start; `message` fills alert templates such as why a ride failed.

@@ -6,6 +6,8 @@ import LivelineProducer
 import Logging
 import Synchronization
 
+// Tests: Tests/LivelineRuntimeTests/EventIntakeTests.swift
+
 /// The api's way to the broker for events over HTTPS: one publishing connection, opened at
 /// the first event and opened again after it closed, so the api serves its other routes
 /// whether the broker is up or not. A publish the broker does not confirm within the

@@ -4,6 +4,8 @@ import LivelineMessaging
 import LivelineProducer
 import LivelineStore
 
+// Tests: Tests/LivelineRuntimeTests/LivelineExecutableTests.swift
+
 /// `liveline demo`: the quickstart's ride, delivery and game, published to a system that
 /// is already running (translators, senders and an APNs simulator), with the demo devices
 /// registered in its store first, as the apps would through the api.

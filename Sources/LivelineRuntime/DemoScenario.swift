@@ -4,6 +4,8 @@ import LivelineModels
 import LivelineProducer
 import LivelineStore
 
+// Tests: Tests/LivelineRuntimeTests/QuickstartTests.swift, Tests/LivelineRuntimeTests/LivelineExecutableTests.swift
+
 /// The demo producers: a ride, a food delivery and a football game, each told from start
 /// to end as its domain service would publish it, plus one malformed event.
 ///

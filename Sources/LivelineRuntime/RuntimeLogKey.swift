@@ -1,5 +1,7 @@
 import LivelineLogging
 
+// Tests: Tests/LivelineRuntimeTests/LogKeyTests.swift
+
 /// Every logger metadata key of the process wiring: startup, the embedded simulator, the
 /// `liveline` commands.
 public enum RuntimeLogKey: String, LogKey {

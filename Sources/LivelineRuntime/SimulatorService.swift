@@ -4,6 +4,8 @@ import LivelineLogging
 import Logging
 import ServiceLifecycle
 
+// Tests: scripts/bench-smoke, scripts/faults
+
 /// Runs the APNs simulator as a service: it serves until graceful shutdown.
 public struct SimulatorService: Service {
     public let simulator: APNsSimulator

@@ -4,6 +4,8 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 
+// Tests: Tests/LivelineRuntimeTests/SettingsTests.swift, Tests/LivelineRuntimeTests/LivelineExecutableTests.swift
+
 /// Where activity state lives: one SQLite file (one node) or PostgreSQL (several nodes).
 public enum StoreLocation: Sendable, CustomStringConvertible {
     case sqlite(path: String)

@@ -5,6 +5,8 @@ import Logging
 import Metrics
 import ServiceLifecycle
 
+// Tests: Tests/LivelineServicesTests/ReplayDecisionTests.swift
+
 /// Deletes what the store no longer needs to keep (``RetentionCutoffs``): old trace lines,
 /// ended activities with their tokens, push-to-start tokens no app refreshed, old dead
 /// letters, the follows of users with no device left, old audit entries and the ids of events

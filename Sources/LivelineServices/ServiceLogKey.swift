@@ -1,5 +1,7 @@
 import LivelineLogging
 
+// Tests: Tests/LivelineRuntimeTests/LogKeyTests.swift
+
 /// Every logger metadata key of the translator, the sender, the dead-letter keeper and the
 /// trace, prefixed by the part that logs it.
 public enum ServiceLogKey: String, LogKey {

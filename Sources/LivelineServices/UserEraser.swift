@@ -4,6 +4,8 @@ import LivelineCore
 import LivelineMessaging
 import LivelineStore
 
+// Tests: Tests/LivelineServicesTests/GamePipelineTests.swift
+
 /// Forgets one user (`DELETE /v1/me`, `liveline user forget`): first ends the user's live
 /// activities on their devices, an `end` dismissed at once (``Translator/erasureEnd(of:updateTokens:now:)``)
 /// published with confirms to the send shards, then removes from the store everything that

@@ -1,5 +1,7 @@
 import Synchronization
 
+// Tests: Tests/LivelineRuntimeTests/OpsEndpointsTests.swift, Tests/LivelineRuntimeTests/MultiAppSenderTests.swift
+
 /// Whether a worker's loop is alive, for `/healthz`: it finished work recently, or it holds
 /// none (idle with nothing to do is healthy). A loop with work in hand and no progress for
 /// ``stallAfter`` is stuck, and the orchestrator should restart it.

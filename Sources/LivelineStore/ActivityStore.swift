@@ -1,6 +1,8 @@
 import Foundation
 import LivelineCore
 
+// Tests: Tests/LivelineStoreTests/ChangeConformanceTests.swift, Tests/LivelineStoreTests/SnapshotConformanceTests.swift
+
 /// Activity state, tokens, budgets, channels and traces, as translators, senders and the api
 /// share them.
 ///

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: none needed (declarations only)
+
 /// The on-call view of the dead-letter queue: letters the keeper moved out of
 /// `liveline.dead`, filtered, replayed and purged without touching the queue.
 ///

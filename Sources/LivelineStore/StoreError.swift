@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineStoreTests/PostgresStoreConfigurationTests.swift, Tests/LivelineStoreTests/PostgresConnectionLossTests.swift
+
 /// An error from a store, with an opaque code so new cases don't break callers.
 public struct StoreError: Error, Hashable, CustomStringConvertible {
     private enum Code: Hashable {

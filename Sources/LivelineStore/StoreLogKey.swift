@@ -1,5 +1,7 @@
 import LivelineLogging
 
+// Tests: Tests/LivelineRuntimeTests/LogKeyTests.swift
+
 /// Every logger metadata key of the stores.
 public enum StoreLogKey: String, LogKey {
     /// A migration just applied.

@@ -6,6 +6,8 @@ import LivelineBenchSupport
 import Histogram
 import LivelineAPNs
 
+// Tests: none yet
+
 /// Pushes N realistic liveactivity payloads through `APNsClient` into an `APNsSimulator` and prints
 /// throughput, latency percentiles and peak RSS. A benchmark prints figures; it asserts nothing.
 ///

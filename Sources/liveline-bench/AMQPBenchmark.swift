@@ -3,6 +3,8 @@ import Foundation
 import LivelineBenchSupport
 import LivelineAMQP
 
+// Tests: scripts/bench
+
 /// `liveline-bench amqp`: publish-with-confirms and consume-with-acks rates on a quorum queue.
 struct AMQPBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

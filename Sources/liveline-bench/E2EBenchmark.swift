@@ -6,6 +6,8 @@ import LivelineMessaging
 import Logging
 import Synchronization
 
+// Tests: scripts/bench-smoke
+
 /// `liveline-bench e2e`: the whole path as people run it. A producer publishes the ride,
 /// delivery and score mix with confirms; `liveline translator` and `liveline sender` run as
 /// processes of their own on a real broker and store; the APNs simulator receives. Prints

@@ -9,6 +9,8 @@ import LivelineProducer
 import LivelineStore
 import Logging
 
+// Tests: scripts/faults
+
 /// A game's fan-out for the fault suite: one game on a domain that delivers per token
 /// (`fans`), followed by `devices` devices, and `goals` updates, each of which the
 /// translator turns into one job per device, bundled by send shard. Its own ledger

@@ -2,6 +2,8 @@ import Foundation
 import LivelineBenchSupport
 import LivelineMessaging
 
+// Tests: scripts/faults
+
 /// The cases about shards: workers dying, joining and losing their broker node while they
 /// share the stages' shards.
 extension FaultCase {

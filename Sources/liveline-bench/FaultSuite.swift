@@ -6,6 +6,8 @@ import LivelineCore
 import LivelineProducer
 import LivelineStore
 
+// Tests: scripts/faults
+
 /// `liveline-bench faults`: each case runs Liveline (a translator and a sender as
 /// processes, a real broker, SQLite, the APNs simulator) under a steady load, does
 /// something bad to it a third of the way in, and prints the loss ledger. A case fails

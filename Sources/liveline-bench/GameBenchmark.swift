@@ -8,6 +8,8 @@ import LivelineProducer
 import LivelineStore
 import Logging
 
+// Tests: scripts/bench
+
 /// `liveline-bench game`: one game for a big audience, with `liveline translator` and
 /// `liveline sender` as processes on a real broker and store, and the APNs simulator.
 ///

@@ -9,6 +9,8 @@ import LivelineMessaging
 import LivelineProducer
 import NIOCore
 
+// Tests: scripts/bench
+
 /// `liveline-bench intake`: events over HTTPS against events over AMQP, from this machine.
 ///
 /// `liveline api` runs as a process of its own on SQLite; this process is the producer. In

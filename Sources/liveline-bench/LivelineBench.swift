@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 
+// Tests: scripts/bench-smoke, scripts/faults
+
 @main
 struct LivelineBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

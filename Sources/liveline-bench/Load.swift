@@ -7,6 +7,8 @@ import LivelineProducer
 import LivelineStore
 import Logging
 
+// Tests: scripts/bench-smoke, scripts/faults
+
 /// A producer's steady stream for the end-to-end benchmark and the fault suite: the
 /// ride, delivery and score mix of `BenchEvents` over `activities`, one device each,
 /// published with confirms at `rate` events/s (0: flat out). A publish the broker refused

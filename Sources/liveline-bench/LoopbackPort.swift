@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 
+// Tests: scripts/bench-smoke
+
 /// Ports on 127.0.0.1 for the processes a benchmark starts.
 enum LoopbackPort {
     /// A port nothing listens on now: the kernel's choice for a socket bound to port 0.

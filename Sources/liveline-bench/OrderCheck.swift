@@ -1,6 +1,8 @@
 import APNsSimulator
 import Foundation
 
+// Tests: scripts/faults, scripts/scale-demo
+
 /// Order at the devices: each device must first receive an activity's updates in the
 /// order they were published, with timestamps that rise with them. One lane's jobs are in
 /// one send shard, which one sender holds at a time, so a late arrival is a defect.

@@ -2,6 +2,8 @@ import Foundation
 import LivelineBenchSupport
 import LivelineStore
 
+// Tests: scripts/bench-smoke, scripts/faults
+
 /// What became of a load's events: the ledger, and each delivered event's latency from
 /// its publish to the simulator's receipt.
 struct Outcome: Sendable {

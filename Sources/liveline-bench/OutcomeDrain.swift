@@ -4,6 +4,8 @@ import LivelineMessaging
 import Logging
 import Synchronization
 
+// Tests: scripts/bench
+
 /// With `e2e --outcomes`: a producer's queue bound to every outcome, drained in this process
 /// as a service would drain it, so the broker's part of the cost is enqueue and delivery both.
 final class OutcomeDrain: Sendable {

@@ -12,6 +12,8 @@ import Logging
 import NIOCore
 import Synchronization
 
+// Tests: scripts/bench-smoke, scripts/faults
+
 /// Liveline as people run it, for the benchmarks and the fault suite: `liveline
 /// translator` and `liveline sender` processes on a real broker and store, pushing to an
 /// APNs simulator, with the key and the simulator's CA on disk as an operator would have

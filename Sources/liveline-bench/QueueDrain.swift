@@ -1,5 +1,7 @@
 import LivelineBenchSupport
 
+// Tests: scripts/bench-smoke
+
 /// Follows one worker draining a full queue: polls how far it is, with a progress bar, and
 /// samples its resident memory each time another `every` items are done.
 struct QueueDrain {

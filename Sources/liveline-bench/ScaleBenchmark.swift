@@ -4,6 +4,8 @@ import LivelineAMQP
 import LivelineBenchSupport
 import LivelineMessaging
 
+// Tests: scripts/scale-demo
+
 /// `liveline-bench scale`: horizontal scaling on one machine. Runs several `liveline
 /// translator` and `liveline sender` processes on one PostgreSQL store and one broker,
 /// feeds them a steady stream of ride, delivery and score updates, and checks with the loss

@@ -7,6 +7,8 @@ import LivelineMessaging
 import LivelineServices
 import Logging
 
+// Tests: scripts/bench-smoke
+
 /// `liveline-bench sender`: the shipped `liveline sender` process draining a full send
 /// queue, each job for an activity and a device of its own, into the APNs simulator
 /// (`liveline apns-sim` in a process of its own by default). It prints the rate from the

@@ -7,6 +7,8 @@ import NIOCore
 import NIOSSL
 import Synchronization
 
+// Tests: scripts/bench-smoke
+
 /// A push the simulator answered 200, as a benchmark matches it to its event.
 struct Receipt: Sendable {
     var apnsID: String

@@ -6,6 +6,8 @@ import LivelineMessaging
 import LivelineServices
 import Logging
 
+// Tests: scripts/bench-smoke
+
 /// `liveline-bench translator`: the shipped `liveline translator` process draining a full
 /// translate queue (the ride, delivery and score mix, published before it starts) into the
 /// send queue, with no sender running. It prints the rate from the translator's start, the

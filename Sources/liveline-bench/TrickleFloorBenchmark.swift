@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import LivelineBenchSupport
 
+// Tests: scripts/bench-smoke
+
 /// `liveline-bench trickle-floor`: what this machine charges the same unit of work when it
 /// comes after a pause, against back to back (``TrickleFloor``). No broker, no Liveline
 /// process: the figure to read a worker's CPU per event at a steady rate against.

@@ -1,6 +1,8 @@
 import ArgumentParser
 import LivelineRuntime
 
+// Tests: scripts/check-docs, scripts/bench
+
 /// `liveline api`: the HTTP api apps register their push tokens with.
 struct APICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,8 @@ import ArgumentParser
 import Foundation
 import LivelineRuntime
 
+// Tests: scripts/bench-smoke, scripts/faults, scripts/check-docs
+
 /// `liveline apns-sim`: a local stand-in for APNs (HTTP/2 + TLS, APNs statuses and reasons).
 struct APNsSimulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -4,6 +4,8 @@ import Foundation
 import LivelineRuntime
 import LivelineStore
 
+// Tests: Tests/LivelineRuntimeTests/LivelineExecutableTests.swift
+
 /// Who runs an on-call command that changes something, for its audit entry.
 struct AuditOptions: ParsableArguments {
     @Option(name: .customLong("as"), help: "Who is running this, for the audit (default: the operating-system user).")

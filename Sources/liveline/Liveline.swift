@@ -3,6 +3,8 @@ import Foundation
 import LivelineRuntime
 import Logging
 
+// Tests: Tests/LivelineRuntimeTests/LivelineExecutableTests.swift, scripts/check-docs
+
 @main
 struct Liveline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -9,6 +9,8 @@ import LivelineServices
 import LivelineStore
 import Logging
 
+// Tests: Tests/LivelineRuntimeTests/LivelineExecutableTests.swift, scripts/faults
+
 /// `liveline dlq`: what is in the dead-letter queue, and putting it right.
 struct DLQCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

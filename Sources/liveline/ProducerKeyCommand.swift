@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import LivelineAPI
 
+// Tests: scripts/check-docs
+
 /// `liveline producer-key`: a new key for a producer that sends events over HTTPS, and the
 /// entry the api's producers file keeps for it (the key's SHA-256, never the key).
 struct ProducerKeyCommand: ParsableCommand {

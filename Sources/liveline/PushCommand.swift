@@ -5,6 +5,8 @@ import LivelineCore
 import LivelineModels
 import LivelineRuntime
 
+// Tests: scripts/check-docs
+
 /// `liveline push`: one push to one device, for an app developer trying their widget.
 struct PushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

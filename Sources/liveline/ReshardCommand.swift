@@ -3,6 +3,8 @@ import Foundation
 import LivelineMessaging
 import LivelineRuntime
 
+// Tests: scripts/faults, scripts/check-docs
+
 /// `liveline reshard`: changes one stage's shard count on the running broker, with nothing
 /// lost and each activity kept in order (``Resharding``).
 struct ReshardCommand: AsyncParsableCommand {

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import LivelineRuntime
 
+// Tests: scripts/references, scripts/check-docs
+
 /// `liveline settings`: the configuration reference, from the settings' declarations.
 struct SettingsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: scripts/faults
+
 /// Questions on-call commands ask only a person at a terminal.
 enum Terminal {
     /// Standard input and error are a terminal.

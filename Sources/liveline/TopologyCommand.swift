@@ -3,6 +3,8 @@ import Foundation
 import LivelineAMQP
 import LivelineMessaging
 
+// Tests: scripts/check-docs
+
 /// `liveline topology`: prints the broker topology as RabbitMQ definitions, or declares it.
 struct TopologyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,6 +5,8 @@ import LivelineRuntime
 import LivelineServices
 import LivelineStore
 
+// Tests: scripts/check-docs
+
 /// `liveline user`: support's commands for one user.
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,8 @@ import LivelineRuntime
 import Metrics
 import Prometheus
 
+// Tests: Tests/LivelineRuntimeTests/LivelineExecutableTests.swift, scripts/faults, scripts/bench-smoke
+
 /// `liveline translator`: domain events in, push jobs out.
 struct TranslatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

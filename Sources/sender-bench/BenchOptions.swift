@@ -3,6 +3,8 @@ import Foundation
 import LivelineAPNs
 import LivelineServices
 
+// Tests: none yet
+
 /// Command-line options of `sender-bench`.
 ///
 ///   swift run -c release sender-bench [--count N] [--in-flight C] [--prefetch P]

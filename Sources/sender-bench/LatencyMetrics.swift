@@ -2,6 +2,8 @@ import Histogram
 import Metrics
 import Synchronization
 
+// Tests: none yet
+
 /// A metrics backend that records the sender's send-duration timer into an HdrHistogram
 /// and counts finished pushes; every other metric is discarded.
 final class LatencyMetrics: MetricsFactory, Sendable {

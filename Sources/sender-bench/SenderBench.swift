@@ -14,6 +14,8 @@ import Prometheus
 import NIOPosix
 import ServiceLifecycle
 
+// Tests: none yet
+
 /// Fills a queue of its own with realistic push jobs and measures one `SenderService`
 /// delivering them to an in-process `APNsSimulator`. Prints figures; asserts nothing.
 @main

@@ -9,6 +9,8 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
+// Tests: none yet
+
 /// Token registrations per second through the api on loopback, SQLite behind it.
 enum APIBenchmark {
     struct Claims: JWTPayload {

@@ -1,3 +1,5 @@
+// Tests: none yet
+
 /// Command-line settings of the benchmark, with defaults sized for a 2-core machine.
 struct BenchOptions: Sendable {
     var batches = 20

@@ -4,6 +4,8 @@ import LivelineStore
 import Logging
 import PostgresNIO
 
+// Tests: none yet
+
 /// A translator's batch against each store: load snapshots, apply conditional updates with
 /// their trace entries in one transaction.
 enum StoreBenchmark {

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: none yet
+
 /// Prints store and api throughput figures. Not a test: nothing here asserts a time.
 ///
 ///   swift run -c release store-bench [--batches N] [--requests N] [--concurrency N]

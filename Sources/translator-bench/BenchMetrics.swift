@@ -1,6 +1,8 @@
 import CoreMetrics
 import Synchronization
 
+// Tests: none yet
+
 /// Sums what the translator records, so the benchmark can say where a batch's time goes
 /// without a metrics backend.
 final class BenchMetrics: MetricsFactory, Sendable {

@@ -13,6 +13,8 @@ import PostgresNIO
 import Prometheus
 import ServiceLifecycle
 
+// Tests: none yet
+
 /// `translator-bench` (later `liveline-bench translator`): fills a translate queue, runs one
 /// `TranslatorService` against it, and prints events/s from the first consume until every
 /// job is confirmed in the send queue, with the time per batch phase and the peak RSS.

@@ -1,6 +1,8 @@
 import CRabbitMQ
 import Foundation
 
+// Tests: Tests/LivelineAMQPTests/AMQPTableTests.swift, Tests/LivelineAMQPTests/AMQPIntegrationTests.swift
+
 /// Memory for C structures handed to one rabbitmq-c call (strings and tables).
 ///
 /// rabbitmq-c borrows every `amqp_bytes_t` for the length of the call only, so the owner

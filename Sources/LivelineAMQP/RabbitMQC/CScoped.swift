@@ -1,6 +1,8 @@
 import CRabbitMQ
 import Foundation
 
+// Tests: Tests/LivelineAMQPTests/AMQPTableTests.swift, Tests/LivelineAMQPTests/AMQPIntegrationTests.swift
+
 // Scoped C views of Swift values, for the publish path.
 //
 // rabbitmq-c borrows every `amqp_bytes_t` for the length of one call, so a publish needs its

@@ -4,6 +4,8 @@ import LivelineLogging
 import Logging
 import Synchronization
 
+// Tests: Tests/LivelineAMQPTests/AMQPIntegrationTests.swift, Tests/LivelineAMQPTests/BrokerFailureTests.swift, Tests/LivelineAMQPTests/ConsumerCancelTests.swift
+
 /// The owner thread of one AMQP connection: it carries out what ``ConnectionStateMachine``
 /// decides, through ``RabbitMQCConnection`` (the C calls) and ``ContentAssembler`` (frames
 /// into messages). Every rabbitmq-c call happens on this thread.

@@ -1,6 +1,8 @@
 import CRabbitMQ
 import Foundation
 
+// Tests: Tests/LivelineAMQPTests/AMQPIntegrationTests.swift
+
 /// The wire frames of a run of `basic.publish` calls, sent with one `send(2)` instead of
 /// three per message.
 ///

@@ -1,6 +1,8 @@
 import CRabbitMQ
 import Foundation
 
+// Tests: Tests/LivelineAMQPTests/AMQPIntegrationTests.swift, Tests/LivelineAMQPTests/BrokerFailureTests.swift
+
 /// One rabbitmq-c connection (`amqp_connection_state_t`) with Swift-typed operations: every
 /// C call of the connection happens here, and no C type leaves this folder.
 ///

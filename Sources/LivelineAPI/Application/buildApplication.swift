@@ -5,6 +5,8 @@ import Logging
 import NIOCore
 import Prometheus
 
+// Tests: Tests/LivelineAPITests/OpenAPIDocumentTests.swift, Tests/LivelineAPITests/AuthenticationTests.swift, Tests/LivelineAPITests/LimitTests.swift
+
 /// Builds the api: routes, authentication, limits, error shape, metrics.
 ///
 /// The returned application is a `Service`; run it in a `ServiceGroup` (or `runService()`).

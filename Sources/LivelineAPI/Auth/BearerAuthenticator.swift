@@ -2,6 +2,8 @@ import Foundation
 import Hummingbird
 import JWTKit
 
+// Tests: Tests/LivelineAPITests/AuthenticationTests.swift
+
 /// Verifies `Authorization: Bearer <jwt>`: signature with the configured key (the header's
 /// `alg` must match it, so `none` never passes), then `exp`, `nbf`, `iss`, `aud` and `sub`.
 struct BearerAuthenticator: Sendable {

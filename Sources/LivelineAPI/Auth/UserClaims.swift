@@ -1,6 +1,8 @@
 import Foundation
 import JWTKit
 
+// Tests: Tests/LivelineAPITests/AuthenticationTests.swift
+
 /// The claims the api requires of an app's bearer token.
 struct UserClaims: JWTPayload {
     var sub: SubjectClaim

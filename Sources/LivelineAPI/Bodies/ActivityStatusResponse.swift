@@ -1,6 +1,8 @@
 import Foundation
 import LivelineStore
 
+// Tests: Tests/LivelineAPITests/ActivityRouteTests.swift
+
 /// `GET /v1/activities/{activityId}`: what the app reconciles its local activity with.
 struct ActivityStatusResponse: Encodable {
     var activityId: String

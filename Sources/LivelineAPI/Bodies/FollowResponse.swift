@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineAPITests/FollowRouteTests.swift
+
 /// One topic the caller follows.
 struct FollowResponse: Encodable {
     var topic: String

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineAPITests/TokenRouteTests.swift
+
 /// `PUT /v1/push-to-start-tokens/{attributesType}/{deviceId}` (or without the device id,
 /// for the device `default`).
 struct PushToStartTokenBody: Decodable {

@@ -1,6 +1,8 @@
 import Foundation
 import LivelineModels
 
+// Tests: Tests/LivelineAPITests/TokenRouteTests.swift
+
 /// The answer to a token registration. The token itself is not echoed.
 struct TokenRegistrationResponse: Encodable {
     var activityId: String?

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineAPITests/TokenRouteTests.swift
+
 /// `PUT /v1/activities/{activityId}/tokens/{deviceId}`.
 struct UpdateTokenBody: Decodable {
     /// Hex, from `Activity.pushTokenUpdates`.

@@ -1,5 +1,7 @@
 import LivelineModels
 
+// Tests: none needed (declarations only)
+
 /// Settings of the api service.
 public struct APIConfiguration: Sendable {
     /// The address to listen on.

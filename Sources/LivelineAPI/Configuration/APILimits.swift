@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineAPITests/LimitTests.swift
+
 /// What one caller may ask of the api: how often, and how much it may keep.
 ///
 /// Request limits are token buckets: a user may spend `userRequestsPerMinute` at once and

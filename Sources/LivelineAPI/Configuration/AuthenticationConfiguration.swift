@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineAPITests/AuthenticationTests.swift
+
 /// How the api verifies the bearer JWTs apps send.
 ///
 /// The app's own backend issues them; `sub` is the user id the store knows.

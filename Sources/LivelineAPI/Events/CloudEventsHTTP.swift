@@ -3,6 +3,8 @@ import Hummingbird
 import LivelineCodecs
 import LivelineCore
 
+// Tests: Tests/LivelineRuntimeTests/EventIntakeTests.swift
+
 /// Reads the events of a request in the CloudEvents HTTP binding's three modes: structured
 /// (`application/cloudevents+json`, one event as the body), batched
 /// (`application/cloudevents-batch+json`, a JSON array of them) and binary (the attributes in

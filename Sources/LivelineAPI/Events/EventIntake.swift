@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineRuntimeTests/EventIntakeTests.swift
+
 /// The api's side of events over HTTPS: its configuration, who its producers are, and where it counts them.
 struct EventIntake: Sendable {
     let configuration: EventIntakeConfiguration

@@ -1,6 +1,8 @@
 import Foundation
 import LivelineCore
 
+// Tests: none needed (declarations only)
+
 /// How the api takes events over HTTPS (`POST /v1/events`): who may send them, how many at
 /// once, and where they go.
 public struct EventIntakeConfiguration: Sendable {

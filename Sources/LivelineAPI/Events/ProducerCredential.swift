@@ -3,6 +3,8 @@ import Foundation
 import Hummingbird
 import LivelineCodecs
 
+// Tests: Tests/LivelineRuntimeTests/ProducerSettingsTests.swift, Tests/LivelineRuntimeTests/EventIntakeTests.swift
+
 /// A producer allowed to send events over HTTPS: its name, the SHA-256 of its key, and the
 /// domains it may publish. The api keeps only the digest, so its settings hold no key.
 public struct ProducerCredential: Sendable, Hashable, Codable {

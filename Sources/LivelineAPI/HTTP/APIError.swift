@@ -1,6 +1,8 @@
 import Foundation
 import Hummingbird
 
+// Tests: Tests/LivelineAPITests/TokenRouteTests.swift, Tests/LivelineAPITests/LimitTests.swift
+
 /// An error the api answers with `{"error":{"code":"…","message":"…"}}`.
 ///
 /// Codes are stable: apps may branch on them. Messages are for people and never carry

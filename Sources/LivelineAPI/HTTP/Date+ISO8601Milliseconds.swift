@@ -1,6 +1,8 @@
 import Foundation
 import LivelineStore
 
+// Tests: Tests/LivelineAPITests/ActivityRouteTests.swift
+
 extension Date {
     /// ISO 8601 in UTC with exactly the store's millisecond precision.
     ///

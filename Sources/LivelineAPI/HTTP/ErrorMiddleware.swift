@@ -3,6 +3,8 @@ import LivelineLogging
 import Logging
 import NIOCore
 
+// Tests: Tests/LivelineAPITests/TokenRouteTests.swift, Tests/LivelineAPITests/AuthenticationTests.swift
+
 /// Turns every error into the api's JSON error shape, so no framework text or stack trace
 /// reaches a client, and stamps each response with the request id.
 struct ErrorMiddleware: RouterMiddleware {

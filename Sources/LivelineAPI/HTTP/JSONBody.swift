@@ -1,6 +1,8 @@
 import Foundation
 import Hummingbird
 
+// Tests: Tests/LivelineAPITests/TokenRouteTests.swift, Tests/LivelineAPITests/ActivityRouteTests.swift
+
 /// Reads a JSON request body within the api's limits.
 struct JSONBody: Sendable {
     let maximumSize: Int

@@ -1,5 +1,7 @@
 import Synchronization
 
+// Tests: Tests/LivelineAPITests/LimitTests.swift
+
 /// The api's request limits (``APILimits``): one token bucket per user, and one for the app.
 ///
 /// A bucket starts full, each request takes a token, and tokens come back at the limit's

@@ -2,6 +2,8 @@ import Hummingbird
 import Prometheus
 import Synchronization
 
+// Tests: Tests/LivelineAPITests/LimitTests.swift, Tests/LivelineAPITests/AuthenticationTests.swift
+
 /// Counts requests and their durations per route template and status, into the api's own
 /// registry rather than a global metrics system, so tests and several apps stay apart.
 struct RequestMetricsMiddleware: RouterMiddleware {

@@ -1,5 +1,7 @@
 import LivelineModels
 
+// Tests: Tests/LivelineAPITests/TokenRouteTests.swift, Tests/LivelineAPITests/FollowRouteTests.swift
+
 /// The shapes the api accepts, checked before anything reaches the store.
 enum Validation {
     static let maximumIdentifierLength = 128

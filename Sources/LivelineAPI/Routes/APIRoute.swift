@@ -1,5 +1,7 @@
 import Hummingbird
 
+// Tests: Tests/LivelineAPITests/OpenAPIDocumentTests.swift
+
 /// A route as the OpenAPI document names it: method and templated path.
 public struct APIRouteDescription: Sendable, Hashable, CustomStringConvertible {
     /// Upper-case HTTP method.

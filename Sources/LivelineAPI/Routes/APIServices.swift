@@ -2,6 +2,8 @@ import LivelineModels
 import LivelineStore
 import Prometheus
 
+// Tests: Tests/LivelineAPITests/TokenRouteTests.swift, Tests/LivelineAPITests/ActivityRouteTests.swift
+
 /// What handlers share: the store, the body reader, the metrics registry, and what the
 /// deployment's domains say (topic kinds, shared domains).
 struct APIServices: Sendable {

@@ -3,6 +3,8 @@ import Hummingbird
 import LivelineCore
 import LivelineStore
 
+// Tests: Tests/LivelineAPITests/ActivityRouteTests.swift
+
 /// Reconciliation (of one's own activities, and of shared ones such as games), preferences
 /// and channel lookup.
 enum ActivityRoutes {

@@ -6,6 +6,8 @@ import LivelineCore
 import LivelineStore
 import NIOCore
 
+// Tests: Tests/LivelineRuntimeTests/EventIntakeTests.swift
+
 /// Events over HTTPS, for producers that do not speak AMQP: `POST /v1/events` checks each
 /// event as the translator will, claims its id, publishes it with confirms, and answers
 /// `202` only once the broker confirmed it.

@@ -2,6 +2,8 @@ import Foundation
 import Hummingbird
 import LivelineStore
 
+// Tests: Tests/LivelineAPITests/FollowRouteTests.swift
+
 /// The topics a user follows: a game that names one of them in its start event starts on
 /// every device of the user that has a push-to-start token.
 enum FollowRoutes {

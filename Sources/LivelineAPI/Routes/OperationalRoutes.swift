@@ -3,6 +3,8 @@ import Hummingbird
 import LivelineLogging
 import Prometheus
 
+// Tests: Tests/LivelineAPITests/AuthenticationTests.swift
+
 /// `/healthz`, `/readyz` and `/metrics`, open to the cluster without a token.
 enum OperationalRoutes {
     static let routes: [APIRoute] = [

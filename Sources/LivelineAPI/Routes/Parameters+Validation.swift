@@ -1,5 +1,7 @@
 import Hummingbird
 
+// Tests: Tests/LivelineAPITests/TokenRouteTests.swift
+
 extension APIRequestContext {
     /// A path parameter that must satisfy `isValid`, or 400 `invalid-parameter`.
     func parameter(_ name: String, where isValid: (String) -> Bool) throws -> String {

@@ -3,6 +3,8 @@ import Hummingbird
 import LivelineLogging
 import LivelineStore
 
+// Tests: Tests/LivelineAPITests/TokenRouteTests.swift
+
 /// Update-token and push-to-start-token registration.
 enum TokenRoutes {
     static let routes: [APIRoute] = [

@@ -2,6 +2,8 @@ import Foundation
 import Hummingbird
 import LivelineStore
 
+// Tests: Tests/LivelineAPITests/UserRouteTests.swift
+
 /// The caller's own data: `DELETE /v1/me` erases the user, as the law and App Review ask.
 enum UserRoutes {
     static let routes: [APIRoute] = [

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: none needed (declarations only)
+
 /// One broadcast push to every device subscribed to a channel (iOS 18):
 /// `POST /4/broadcasts/apps/<bundle id>` with `apns-channel-id`.
 public struct APNsBroadcastPush: Sendable {

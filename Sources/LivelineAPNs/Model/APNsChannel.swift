@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineAPNsTests/BroadcastTests.swift
+
 /// Whether APNs keeps the latest broadcast for devices that are offline (`message-storage-policy`).
 public enum APNsMessageStoragePolicy: Int, Sendable, Hashable, Codable {
     /// 0: no storage; offline devices miss the push.

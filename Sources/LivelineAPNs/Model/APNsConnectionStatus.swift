@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineAPNsTests/ConnectionFailureLogTests.swift
+
 /// Whether an APNs client can reach APNs, as readiness sees it.
 public struct APNsConnectionStatus: Sendable, Hashable {
     /// Connections open now.

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineAPNsTests/ConnectionTests.swift, Tests/LivelineServicesTests/SenderDecisionTests.swift
+
 /// A push that did not succeed: an APNs error response or a transport failure.
 ///
 /// Like APNSwift's `APNSError` it carries the HTTP status, the echoed `apns-id`, a typed reason and the

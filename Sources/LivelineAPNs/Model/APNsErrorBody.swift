@@ -1,6 +1,8 @@
 import Foundation
 import NIOCore
 
+// Tests: Tests/LivelineAPNsTests/DevicePushTests.swift, Tests/LivelineAPNsTests/ReferenceServerTests.swift
+
 /// The JSON body of an APNs error: `{"reason":"Unregistered","timestamp":1700000000000}`.
 struct APNsErrorBody: Sendable {
     var reason: APNsReason?

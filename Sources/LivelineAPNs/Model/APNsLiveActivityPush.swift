@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: none needed (declarations only)
+
 /// One ActivityKit push to one device: `POST /3/device/<token>` with `apns-push-type: liveactivity`.
 ///
 /// The payload is sent exactly as given: building and validating it (≤ 4096 bytes, content-state shape)

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineAPNsTests/ModelTests.swift
+
 /// What the caller should do with a push after APNs (or the transport) answered.
 ///
 /// The classification follows DESIGN.md §5 so the sender can map each outcome to a queue action

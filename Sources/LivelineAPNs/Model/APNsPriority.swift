@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineAPNsTests/DevicePushTests.swift, Tests/LivelineAPNsTests/BroadcastTests.swift
+
 /// `apns-priority`. Live Activities use 10 for important transitions and 5 for routine ticks.
 public enum APNsPriority: Int, Sendable, Hashable {
     /// 5: delivered with the device's power considerations; does not draw on the priority-10 budget.

@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineAPNsTests/ModelTests.swift
+
 /// The `reason` string APNs puts in the JSON body of an error response.
 ///
 /// Every reason documented by Apple for device pushes ("Handling notification responses from APNs"),

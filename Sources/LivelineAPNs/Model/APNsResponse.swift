@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// A successful answer from APNs.
 public struct APNsResponse: Sendable, Hashable {
     /// The HTTP status (200 for pushes, 201/204 for some channel management calls).

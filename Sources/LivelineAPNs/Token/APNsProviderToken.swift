@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineAPNsTests/ProviderTokenTests.swift, Tests/LivelineAPNsTests/ModelTests.swift
+
 /// A signed ES256 provider token (JWT) and when it was issued.
 ///
 /// `description` is redacted: the token is a bearer credential for the whole team and must never be

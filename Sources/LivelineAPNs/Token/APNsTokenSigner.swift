@@ -3,6 +3,8 @@ import Foundation
 import LivelineCodecs
 import NIOConcurrencyHelpers
 
+// Tests: Tests/LivelineAPNsTests/ProviderTokenTests.swift
+
 /// Mints and caches the ES256 provider token for one signing key, shared by every connection of a client.
 ///
 /// This is a lock-protected class rather than an actor on purpose: every push asks for the token,

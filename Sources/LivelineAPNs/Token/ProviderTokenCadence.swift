@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineAPNsTests/ModelTests.swift, Tests/LivelineAPNsTests/ProviderTokenTests.swift
+
 /// The refresh rules for one signing key, as a pure state machine (no clock, no crypto).
 ///
 /// Apple: refresh at most once per 20 minutes (else 429 TooManyProviderTokenUpdates) and at least

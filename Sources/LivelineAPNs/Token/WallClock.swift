@@ -1,6 +1,8 @@
 import Foundation
 import NIOConcurrencyHelpers
 
+// Tests: Tests/LivelineAPNsTests/ProviderTokenTests.swift
+
 /// The source of "now" for provider tokens.
 ///
 /// A JWT's `iat` is wall-clock UNIX time, which Swift's `Clock` instants do not give, so the token

@@ -2,6 +2,8 @@ import LivelineHTTP2
 import NIOCore
 import NIOHPACK
 
+// Tests: Tests/LivelineAPNsTests/ConnectionTests.swift, Tests/LivelineAPNsTests/NGHTTP2InteropTests.swift, Tests/LivelineAPNsTests/ReferenceServerTests.swift
+
 /// Runs one HTTP/2 connection (RFC 9113) on the bytes under TLS, as the client of an
 /// ``HTTP2Session``: the session enforces the protocol (stream states, flow control both ways,
 /// SETTINGS and their timeout, flood limits) and this handler maps its events to requests: answers

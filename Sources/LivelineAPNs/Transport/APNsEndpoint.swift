@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// Where an HTTP/2 connection goes: host, port and how the server's certificate is trusted.
 ///
 /// The same client talks to Apple, to the Liveline simulator or to any APNs-compatible server by

@@ -1,5 +1,7 @@
 import LivelineLogging
 
+// Tests: Tests/LivelineRuntimeTests/LogKeyTests.swift
+
 /// Every logger metadata key of the APNs client. None of them ever carries a device token,
 /// the provider key or a JWT.
 public enum APNsLogKey: String, LogKey {

@@ -1,5 +1,7 @@
 import DequeModule
 
+// Tests: Tests/LivelineAPNsTests/ModelTests.swift
+
 /// The connection pool's decisions, with no I/O: which connection a request uses, when to open a
 /// connection, when to close one, and which waiting requests get a stream slot.
 ///

@@ -3,6 +3,8 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 
+// Tests: Tests/LivelineAPNsTests/ConnectionTests.swift
+
 /// One long-lived HTTP/2 connection to an endpoint. Requests are multiplexed on it as streams.
 ///
 /// Requests are written as HTTP/2 frames by one connection-level handler (``APNsConnectionHandler``),

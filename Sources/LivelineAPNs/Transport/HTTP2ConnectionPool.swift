@@ -3,6 +3,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 
+// Tests: Tests/LivelineAPNsTests/ConnectionTests.swift, Tests/LivelineAPNsTests/ConnectionFailureLogTests.swift
+
 /// Long-lived HTTP/2 connections to one endpoint, shared by every request of a client.
 ///
 /// A request leases one stream slot; it waits (never fails) while every connection is at the

@@ -2,6 +2,8 @@ import LivelineHTTP2
 import NIOCore
 import NIOHPACK
 
+// Tests: none needed (declarations only)
+
 /// One request as the transport sends it: header block (pseudo-headers included) and body.
 struct HTTP2Request: Sendable {
     var headers: HeaderFields

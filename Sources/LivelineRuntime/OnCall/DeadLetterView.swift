@@ -3,6 +3,8 @@ import LivelineCodecs
 import LivelineCore
 import LivelineStore
 
+// Tests: Tests/LivelineRuntimeTests/OnCallOutputTests.swift
+
 /// A dead letter as `liveline dlq list --json` and `show --json` write it. The body is in
 /// `show` only; device tokens appear as a prefix.
 ///

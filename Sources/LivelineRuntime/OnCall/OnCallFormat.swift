@@ -3,6 +3,8 @@ import LivelineCodecs
 import LivelineCore
 import LivelineStore
 
+// Tests: Tests/LivelineRuntimeTests/OnCallOutputTests.swift
+
 /// How on-call output writes times, tokens and bodies: UTC with milliseconds, device tokens
 /// as an 8-character prefix, never a secret.
 public enum OnCallFormat {

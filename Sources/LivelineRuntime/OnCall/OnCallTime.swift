@@ -1,6 +1,8 @@
 import Foundation
 import LivelineCore
 
+// Tests: Tests/LivelineRuntimeTests/OnCallOutputTests.swift
+
 /// Times on-call types: an RFC 3339 time, or an age before now (`90s`, `30m`, `2h`, `7d`).
 public enum OnCallTime {
     /// Parses `text`; the error names `option` and what it takes.

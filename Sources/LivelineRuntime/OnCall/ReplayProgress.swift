@@ -2,6 +2,8 @@ import Foundation
 import LivelineServices
 import Synchronization
 
+// Tests: Tests/LivelineRuntimeTests/OnCallOutputTests.swift
+
 /// What `liveline dlq replay` shows while it runs: on a terminal a progress bar with the rate
 /// and the time left on standard error; otherwise (and in a dry run) one plain line per
 /// letter on standard output; with `--json`, nothing until one document at the end

@@ -1,6 +1,8 @@
 import Foundation
 import LivelineStore
 
+// Tests: Tests/LivelineRuntimeTests/OnCallOutputTests.swift
+
 /// `liveline trace`: an activity's story in order, with absolute (UTC) and relative times.
 public enum TraceTimeline {
     /// The label of each kind of line in the timeline.

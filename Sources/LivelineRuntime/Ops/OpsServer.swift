@@ -8,6 +8,8 @@ import Logging
 import NIOCore
 import Prometheus
 
+// Tests: Tests/LivelineRuntimeTests/OpsEndpointsTests.swift, Tests/LivelineRuntimeTests/MultiAppSenderTests.swift
+
 /// One readiness condition of a worker, as `/readyz` reports it.
 public struct ReadinessCheck: Sendable, Encodable, Hashable {
     public var name: String

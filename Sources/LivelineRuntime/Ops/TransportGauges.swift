@@ -4,6 +4,8 @@ import LivelineServices
 import Prometheus
 import Synchronization
 
+// Tests: Tests/LivelineRuntimeTests/OpsEndpointsTests.swift, Tests/LivelineRuntimeTests/MultiAppSenderTests.swift
+
 /// Figures that the transports keep themselves (open connections, GOAWAYs, reconnects,
 /// provider tokens minted) and the work in flight, copied into the registry on each
 /// scrape of `/metrics` rather than counted on the hot path.

@@ -6,6 +6,8 @@ import LivelineStore
 import Logging
 import ServiceLifecycle
 
+// Tests: Tests/LivelineRuntimeTests/OutcomeWebhookTests.swift, Tests/LivelineRuntimeTests/ServiceGraphTests.swift
+
 /// The api's ear on `liveline.outcomes`: it keeps every outcome in the store for
 /// `GET /v1/events/{id}`, and hands the ones it had not kept before to the producers'
 /// webhooks. Its queue, `liveline.outcomes.api`, is bound to every outcome and bounded like a

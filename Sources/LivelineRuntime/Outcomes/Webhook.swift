@@ -3,6 +3,8 @@ import Foundation
 import LivelineAPI
 import LivelineCodecs
 
+// Tests: Tests/LivelineRuntimeTests/OutcomeWebhookTests.swift
+
 /// Where a producer hears its events' outcomes over HTTPS: its entry's `webhook` in the
 /// producers file, `{"url": "https://…", "secretFile": "/run/secrets/…"}`. The api posts
 /// the outcomes of the producer's domains there, signed with the secret.

@@ -10,6 +10,8 @@ import NIOHTTP1
 import ServiceLifecycle
 import Synchronization
 
+// Tests: Tests/LivelineRuntimeTests/OutcomeWebhookTests.swift
+
 /// Posts outcomes to the producers' webhooks: per webhook, batches of up to 100 outcomes as
 /// a CloudEvents batch (`application/cloudevents-batch+json`), signed (``Webhook/signature(of:at:)``).
 ///

@@ -4,6 +4,8 @@ import LivelineAMQP
 import LivelineAPI
 import LivelineModels
 
+// Tests: Tests/LivelineRuntimeTests/SettingsTests.swift, Tests/LivelineRuntimeTests/ProducerSettingsTests.swift
+
 /// The settings every process reads: the broker, the store, the api and the ops port. Each is
 /// declared once in ``Setting``, with its key, default and meaning.
 ///

@@ -1,6 +1,8 @@
 import LivelineMessaging
 import LivelineServices
 
+// Tests: Tests/LivelineRuntimeTests/SettingTests.swift, Tests/LivelineRuntimeTests/SettingsTests.swift
+
 // Every setting a Liveline process reads. The reference is written from `all`, in its order:
 // add a declaration there too (scripts/check-settings fails on one that is not).
 extension Setting {

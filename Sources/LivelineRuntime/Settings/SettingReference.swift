@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineRuntimeTests/SettingTests.swift
+
 /// The configuration reference, written from the declarations (``Setting/all``):
 /// `liveline settings` prints it, and docs/reference/configuration.md is its Markdown form
 /// (scripts/references writes it, and CI fails when the committed page differs).

@@ -4,6 +4,8 @@ import LivelineCore
 import LivelineMessaging
 import LivelineServices
 
+// Tests: Tests/LivelineRuntimeTests/RetryTierSettingsTests.swift
+
 /// Settings of the translator and sender, each read through its declaration in ``Setting``.
 public struct WorkerSettings: Sendable {
     /// The domains and their policies: the JSON file at ``Setting/domainsFile`` (a

@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// AMQP headers every dead letter Liveline publishes carries besides the reason, domain and
 /// activity (``TranslatorHeaders``, ``SenderHeaders``), so the keeper can read any letter the
 /// same way.

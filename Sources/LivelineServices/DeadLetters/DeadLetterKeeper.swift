@@ -7,6 +7,8 @@ import Logging
 import Metrics
 import ServiceLifecycle
 
+// Tests: Tests/LivelineServicesTests/DeadLetterPipelineTests.swift
+
 /// Moves every message of `liveline.dead` into the store's `dead_letters` table, where
 /// on-call lists, filters, replays and purges them (`liveline dlq`).
 ///

@@ -6,6 +6,8 @@ import LivelineCore
 import LivelineMessaging
 import LivelineStore
 
+// Tests: Tests/LivelineServicesTests/ReplayDecisionTests.swift, Tests/LivelineServicesTests/DeadLetterPipelineTests.swift
+
 /// Reads any message of `liveline.dead` into one ``DeadLetterRecord``, whoever put it there:
 /// a ``DeadLetter`` document from the translator or the sender, or a raw event or job the
 /// broker moved there itself with only its `x-death` history. Nothing is refused: a message

@@ -4,6 +4,8 @@ import LivelineCore
 import LivelineMessaging
 import LivelineStore
 
+// Tests: Tests/LivelineServicesTests/DeadLetterPipelineTests.swift, Tests/LivelineRuntimeTests/OnCallOutputTests.swift
+
 /// `liveline dlq replay`: takes dead letters from the store in claimed batches, decides for
 /// each (``ReplayDecision``), republishes what should go out with publisher confirms, and
 /// only then marks each letter replayed or skipped.

@@ -5,6 +5,8 @@ import LivelineCore
 import LivelineMessaging
 import Metrics
 
+// Tests: Tests/LivelineServicesTests/OutcomeTests.swift, Tests/LivelineRuntimeTests/OutcomeWebhookTests.swift
+
 /// Publishes ``EventOutcome``s to the outcomes exchange, for the domains that asked
 /// (`liveline.outcomes.domains`), as CloudEvents routed by `<domain>.<outcome>`.
 ///

@@ -2,6 +2,8 @@ import LivelineAPNs
 import LivelineCore
 import LivelineModels
 
+// Tests: Tests/LivelineServicesTests/SenderDeliveryTests.swift, Tests/LivelineServicesTests/GamePipelineTests.swift, Tests/LivelineRuntimeTests/MultiAppSenderTests.swift
+
 /// The APNs clients of every app a deployment pushes for. One sender serves every app;
 /// each app has a client per environment (its own key's token, its own connection pool
 /// to that environment's host), and a job goes to the one its target needs.

@@ -4,6 +4,8 @@ import LivelineLogging
 import LivelineStore
 import Logging
 
+// Tests: Tests/LivelineServicesTests/SenderDeliveryTests.swift
+
 /// Keeps one APNs broadcast channel per (domain, key), for example one per game: creates
 /// it at APNs and records it in the store on first need, and deletes it once the
 /// activity's end was broadcast, so channels never pile up at Apple (each app has a

@@ -5,6 +5,8 @@ import LivelineStore
 import Logging
 import ServiceLifecycle
 
+// Tests: Tests/LivelineServicesTests/SenderDeliveryTests.swift
+
 /// Deletes the broadcast channels nobody will hear again. The sender deletes a channel as
 /// soon as its activity's end is delivered; this catches the rest (an end that was
 /// dead-lettered, a game that never ended, a worker that stopped between the end and the

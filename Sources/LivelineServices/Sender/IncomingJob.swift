@@ -3,6 +3,8 @@ import LivelineAMQP
 import LivelineCore
 import Synchronization
 
+// Tests: Tests/LivelineServicesTests/SenderDeliveryTests.swift, Tests/LivelineServicesTests/SenderResilienceTests.swift
+
 /// One job as the sender takes it off the send queue: its own bytes (the retry tier or the
 /// dead letter gets exactly these), its message id, and its delivery's headers.
 struct IncomingJob: Sendable {

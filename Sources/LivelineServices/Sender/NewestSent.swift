@@ -1,6 +1,8 @@
 import LivelineCore
 import Synchronization
 
+// Tests: Tests/LivelineServicesTests/ActivityLanesTests.swift
+
 /// The newest job each lane (an activity's pushes to one target) had its turn with in this
 /// sender, so an older update that reaches the sender after it is not sent.
 ///

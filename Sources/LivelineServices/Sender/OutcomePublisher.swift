@@ -3,6 +3,8 @@ import LivelineAMQP
 import LivelineCore
 import LivelineMessaging
 
+// Tests: Tests/LivelineServicesTests/SenderRetryTests.swift, Tests/LivelineServicesTests/SenderDeliveryTests.swift
+
 /// Publishes the two outcomes that leave a job on the broker: a retry (the job's body,
 /// to a TTL tier) and a dead letter (a ``DeadLetter`` document, to the dead exchange).
 /// Both wait for the broker's confirm, so the caller acks the original only once the

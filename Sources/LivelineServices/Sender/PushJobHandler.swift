@@ -8,6 +8,8 @@ import LivelineMessaging
 import LivelineStore
 import Logging
 
+// Tests: Tests/LivelineServicesTests/SenderDeliveryTests.swift, Tests/LivelineServicesTests/SenderRetryTests.swift, Tests/LivelineServicesTests/SenderDecisionTests.swift
+
 /// Takes one job of the send queue to its end: decode, check, send, record the outcome
 /// (retry or dead letter confirmed, token deleted, trace committed), then settle its
 /// delivery. The settlement follows the trace's group commit; the handler does not wait for it.

@@ -1,5 +1,7 @@
 import LivelineMessaging
 
+// Tests: Tests/LivelineServicesTests/SenderDecisionTests.swift
+
 /// Where a job goes when it must be tried again: the next TTL tier, or the dead-letter
 /// queue once every tier was used.
 public enum RetryPlan: Hashable, Sendable {

@@ -1,5 +1,7 @@
 import LivelineCore
 
+// Tests: Tests/LivelineServicesTests/SenderDecisionTests.swift
+
 /// The checks before a send: a job that is no longer worth sending is dropped and
 /// counted, never sent.
 public enum SendGate: Hashable, Sendable {

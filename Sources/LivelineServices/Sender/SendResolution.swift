@@ -2,6 +2,8 @@ import Foundation
 import LivelineAPNs
 import LivelineCore
 
+// Tests: Tests/LivelineServicesTests/SenderDecisionTests.swift
+
 /// What the sender does with a job once APNs (or the transport) answered: the policy of
 /// DESIGN §5 as data, so it is tested without a network.
 public enum SendResolution: Hashable, Sendable {

@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// AMQP header names the sender reads and writes.
 public enum SenderHeaders {
     /// How many sends were attempted before this delivery (absent = 0). Written on every

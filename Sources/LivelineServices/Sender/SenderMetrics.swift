@@ -2,6 +2,8 @@ import CoreMetrics
 import Metrics
 import Synchronization
 
+// Tests: Tests/LivelineServicesTests/SenderRetryTests.swift, Tests/LivelineRuntimeTests/MultiAppSenderTests.swift
+
 /// The sender's metrics (swift-metrics), created once so the hot path only increments.
 ///
 /// - `liveline_sender_pushes_total{outcome, reason}`: every finished job.

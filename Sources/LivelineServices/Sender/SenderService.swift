@@ -8,6 +8,8 @@ import Logging
 import Metrics
 import ServiceLifecycle
 
+// Tests: Tests/LivelineServicesTests/SenderDeliveryTests.swift, Tests/LivelineServicesTests/SenderResilienceTests.swift, Tests/LivelineRuntimeTests/MultiAppSenderTests.swift
+
 /// The sender: consumes push jobs from the send queue and delivers them to APNs, one
 /// ``APNsClient`` per app, recording every outcome before acking (DESIGN §5, §6).
 ///

@@ -1,6 +1,8 @@
 import LivelineCore
 import LivelineMessaging
 
+// Tests: Tests/LivelineRuntimeTests/RetryTierSettingsTests.swift
+
 /// How a ``SenderService`` consumes, sends and records outcomes.
 public struct SenderSettings: Sendable {
     /// Broker names: the send queue, the retry exchange and tiers, the dead exchange.

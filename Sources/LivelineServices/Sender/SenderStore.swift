@@ -1,5 +1,7 @@
 import LivelineStore
 
+// Tests: none needed (declarations only)
+
 /// The store the sender reads and writes: token deletions, last applied event times,
 /// channels and traces.
 ///

@@ -1,5 +1,7 @@
 import Synchronization
 
+// Tests: Tests/LivelineServicesTests/SenderDecisionTests.swift, Tests/LivelineServicesTests/SenderRetryTests.swift
+
 /// Per-token back-off after 429 TooManyRequests: APNs throttles one device at a time, so
 /// only that token's jobs wait (in a retry tier) while every other token keeps flowing.
 ///

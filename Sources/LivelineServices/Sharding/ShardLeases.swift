@@ -5,6 +5,8 @@ import Metrics
 import ServiceLifecycle
 import Synchronization
 
+// Tests: Tests/LivelineServicesTests/ShardedTranslatorTests.swift
+
 /// Holds one worker's fair share of a stage's shards and runs the work of each shard it holds.
 ///
 /// **Why leases on the broker.** RabbitMQ 3.10 makes the first consumer of a

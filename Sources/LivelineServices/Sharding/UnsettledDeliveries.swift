@@ -1,5 +1,7 @@
 import Synchronization
 
+// Tests: Tests/LivelineServicesTests/SenderResilienceTests.swift
+
 /// The deliveries of one shard that were received and not yet acked or nacked, so that a
 /// worker giving the shard up can wait for the last ack before it lets go: the next holder
 /// then starts after it, and nothing this worker already sent is sent again.

@@ -4,6 +4,8 @@ import LivelineCore
 import LivelineModels
 import LivelineStore
 
+// Tests: Tests/LivelineServicesTests/TranslatorServiceTests.swift, Tests/LivelineServicesTests/BatchPlanCarryOverTests.swift
+
 /// One activity as the translator carries it through a batch: the core's view of the
 /// stored row, tokens, preferences and budget. Each decision replaces it, so a second
 /// event for the same activity in one batch sees the first one's result.

@@ -4,6 +4,8 @@ import LivelineCore
 import LivelineModels
 import LivelineStore
 
+// Tests: Tests/LivelineServicesTests/BatchPlanCarryOverTests.swift, Tests/LivelineServicesTests/TranslatorServiceTests.swift
+
 /// The decisions for one batch, before any write: pure apart from the clock value it
 /// is given, so a batch can be planned again and tested without I/O.
 ///

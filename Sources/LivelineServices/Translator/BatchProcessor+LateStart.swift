@@ -2,6 +2,8 @@ import Foundation
 import LivelineCore
 import LivelineStore
 
+// Tests: Tests/LivelineServicesTests/GamePipelineTests.swift
+
 extension BatchProcessor {
     /// Starts the devices that came after their live game's start (``ActivityStore/claimLateStarts(now:startedAfter:limit:)``):
     /// claims up to `limit`, translates each game's start for them as the game stands now,

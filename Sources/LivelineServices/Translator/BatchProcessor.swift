@@ -6,6 +6,8 @@ import LivelineMessaging
 import LivelineStore
 import Logging
 
+// Tests: Tests/LivelineServicesTests/TranslatorServiceTests.swift, Tests/LivelineServicesTests/TranslatorStoreFailureTests.swift, Tests/LivelineServicesTests/UnappliedChangeTests.swift
+
 /// Does the work of one batch up to (not including) the ack, in steps:
 /// ``parse(_:)`` reads and coalesces the messages (pure CPU); ``plan(_:after:)`` loads
 /// and translates; ``store(_:)`` stores the state and trace, spends budget and marks

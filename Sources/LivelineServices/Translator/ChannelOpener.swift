@@ -5,6 +5,8 @@ import LivelineModels
 import LivelineStore
 import Logging
 
+// Tests: Tests/LivelineServicesTests/TranslatorServiceTests.swift, Tests/LivelineServicesTests/GamePipelineTests.swift
+
 /// Opens a shared activity's broadcast channel when its first event is translated, before
 /// any push: the starts that follow carry its id in `input-push-channel`, and the api
 /// serves it to apps that start the activity themselves (`GET /v1/channels/<domain>/<key>`).

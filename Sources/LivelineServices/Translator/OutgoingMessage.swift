@@ -3,6 +3,8 @@ import LivelineAMQP
 import LivelineCore
 import LivelineMessaging
 
+// Tests: Tests/LivelineServicesTests/TranslatorServiceTests.swift
+
 /// The AMQP messages the translator publishes: push jobs and dead letters. Public for the
 /// benchmarks, which queue jobs exactly as the translator does.
 public enum OutgoingMessage {

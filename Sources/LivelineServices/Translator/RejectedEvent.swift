@@ -1,6 +1,8 @@
 import Foundation
 import LivelineCore
 
+// Tests: Tests/LivelineServicesTests/TranslatorServiceTests.swift
+
 /// The dead letter for a message the translator could not parse.
 enum RejectedEvent {
     /// Builds the dead letter, with the domain, activity and event id when the bytes

@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// The AMQP headers the translator sets, so on-call tools and the sender can filter
 /// without decoding bodies.
 public enum TranslatorHeaders {

@@ -1,6 +1,8 @@
 import CoreMetrics
 import Metrics
 
+// Tests: Tests/LivelineServicesTests/TranslatorServiceTests.swift
+
 /// The translator's counters (swift-metrics), created once so the hot path only
 /// increments. Labels follow Prometheus naming; reasons are a `reason` dimension.
 struct TranslatorMetrics: Sendable {

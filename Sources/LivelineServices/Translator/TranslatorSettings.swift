@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineServicesTests/TranslatorServiceTests.swift, Tests/LivelineRuntimeTests/RetryTierSettingsTests.swift
+
 /// How a ``TranslatorService`` consumes and batches. The defaults suit one worker on a
 /// small machine; every field is safe to change at start-up.
 public struct TranslatorSettings: Sendable, Hashable {

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineStoreTests/DeadLetterConformanceTests.swift
+
 /// The SQL both stores share for dead letters: the columns in the order
 /// ``record(id:reason:source:message:domain:activityID:eventID:jobID:payloadKind:body:routingKey:attempts:firstFailedMs:lastFailedMs:keptMs:deaths:resolution:resolvedMs:resolvedCount:)``
 /// reads them, and a filter as a `WHERE` clause with `?`

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineStoreTests/DeadLetterConformanceTests.swift
+
 /// One dead letter as on-call sees it, whatever put it in `liveline.dead`: the translator,
 /// the sender, or the broker itself (delivery limit, reject, TTL).
 ///

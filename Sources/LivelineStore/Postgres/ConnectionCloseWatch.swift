@@ -1,6 +1,8 @@
 import PostgresNIO
 import Synchronization
 
+// Tests: Tests/LivelineStoreTests/PostgresConnectionLossTests.swift
+
 /// Fails the operations running on a pooled connection when that connection closes, with one
 /// `closeFuture` callback per connection. A callback per operation would stay registered for
 /// as long as the connection lives: millions of them on a busy worker's connection.

@@ -1,6 +1,8 @@
 import Foundation
 import PostgresNIO
 
+// Tests: Tests/LivelineStoreTests/AuditConformanceTests.swift
+
 extension PostgresLivelineStore {
     public func appendAudit(_ entry: AuditEntry) async throws {
         let parameters = try AuditEntry.encodedParameters(entry.parameters)

@@ -3,6 +3,8 @@ import LivelineModels
 import Logging
 import PostgresNIO
 
+// Tests: Tests/LivelineStoreTests/ChangeConformanceTests.swift, Tests/LivelineStoreTests/LateStartConformanceTests.swift, Tests/LivelineStoreTests/TokenConformanceTests.swift
+
 extension PostgresLivelineStore {
     public func applyChanges(_ changes: [ActivityChange], trace: [TraceEntry]) async throws -> [ChangeOutcome] {
         guard !changes.isEmpty || !trace.isEmpty else { return [] }

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import PostgresNIO
 
+// Tests: Tests/LivelineStoreTests/DeadLetterConformanceTests.swift
+
 extension PostgresLivelineStore {
     public func keepDeadLetters(_ letters: [DeadLetterRecord]) async throws -> Int {
         guard !letters.isEmpty else { return 0 }

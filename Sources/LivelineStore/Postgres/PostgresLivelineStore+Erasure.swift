@@ -1,6 +1,8 @@
 import Foundation
 import PostgresNIO
 
+// Tests: Tests/LivelineStoreTests/ErasureConformanceTests.swift
+
 extension PostgresLivelineStore {
     public func liveActivities(ofUser userID: String) async throws -> [SnapshotRequest] {
         try await query("""

@@ -1,6 +1,8 @@
 import Foundation
 import PostgresNIO
 
+// Tests: Tests/LivelineStoreTests/EventClaimConformanceTests.swift
+
 extension PostgresLivelineStore {
     /// Two statements for any number of claims: the inserts, then the rows that were there.
     /// Two requests racing with one id both see one row: the same digest publishes twice (the

@@ -3,6 +3,8 @@ import LivelineCore
 import Logging
 import PostgresNIO
 
+// Tests: Tests/LivelineStoreTests/ChannelAndTraceConformanceTests.swift, Tests/LivelineStoreTests/RetentionConformanceTests.swift, Tests/LivelineStoreTests/TokenConformanceTests.swift
+
 extension PostgresLivelineStore {
     // MARK: Channels
 

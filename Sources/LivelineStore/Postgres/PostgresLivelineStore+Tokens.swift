@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import PostgresNIO
 
+// Tests: Tests/LivelineStoreTests/TokenConformanceTests.swift, Tests/LivelineStoreTests/ConcurrencyConformanceTests.swift
+
 extension PostgresLivelineStore {
     public func registerUpdateToken(_ registration: UpdateTokenRegistration) async throws -> TokenRegistrationOutcome {
         let logger = self.logger

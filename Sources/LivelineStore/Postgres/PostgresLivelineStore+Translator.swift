@@ -4,6 +4,8 @@ import LivelineModels
 import Logging
 import PostgresNIO
 
+// Tests: Tests/LivelineStoreTests/SnapshotConformanceTests.swift
+
 extension PostgresLivelineStore {
     public func loadSnapshots(_ requests: [SnapshotRequest], whileWriting _: Bool) async throws -> [String: StoredActivity] {
         var seen = Set<String>()

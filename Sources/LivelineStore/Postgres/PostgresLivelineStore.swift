@@ -3,6 +3,8 @@ import LivelineLogging
 import Logging
 import PostgresNIO
 
+// Tests: Tests/LivelineStoreTests/PostgresConnectionLossTests.swift, Tests/LivelineStoreTests/MigrationTests.swift, Tests/LivelineStoreTests/ConcurrencyConformanceTests.swift
+
 /// The store for several nodes: PostgreSQL through postgres-nio's `PostgresClient`.
 ///
 /// The client is a `Service`: run it (in a `ServiceGroup`, or `client.run()` in a task) before

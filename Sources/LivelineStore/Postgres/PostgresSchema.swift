@@ -3,6 +3,8 @@ import LivelineLogging
 import Logging
 import PostgresNIO
 
+// Tests: Tests/LivelineStoreTests/MigrationTests.swift
+
 /// The PostgreSQL schema as ordered migrations, recorded in `schema_version`.
 ///
 /// Tables live in the connection's `search_path`, so a deployment (or a test) picks its

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: none needed (declarations only)
+
 /// A state change the translator wants stored: the full current state from one event.
 public struct ActivityChange: Sendable, Hashable {
     public var activityID: String

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineStoreTests/ChangeConformanceTests.swift, Tests/LivelineStoreTests/TokenConformanceTests.swift
+
 /// One Live Activity as the store keeps it.
 public struct ActivityRecord: Sendable, Hashable, Codable {
     /// The activity id the domain chose (for example a ride id).

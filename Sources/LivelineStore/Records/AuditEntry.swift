@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineStoreTests/AuditConformanceTests.swift
+
 /// One on-call action, as `liveline audit` lists it: who ran which command, with which
 /// choices, and what it did.
 public struct AuditEntry: Sendable, Hashable, Codable {

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: none needed (declarations only)
+
 /// An APNs broadcast channel that delivers one (domain, key), such as one game's score.
 public struct BroadcastChannel: Sendable, Hashable, Codable {
     public var domain: String

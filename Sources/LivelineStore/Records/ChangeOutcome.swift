@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineStoreTests/ChangeConformanceTests.swift
+
 /// What the store did with one ``ActivityChange``.
 public enum ChangeOutcome: String, Sendable, Hashable {
     /// Stored: the translator should push it.

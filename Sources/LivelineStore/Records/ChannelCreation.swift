@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineStoreTests/ChannelAndTraceConformanceTests.swift, Tests/LivelineServicesTests/SenderDeliveryTests.swift
+
 /// The result of recording a newly created broadcast channel.
 public enum ChannelCreation: Sendable, Hashable {
     /// This caller's channel is now the one for (domain, key).

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineStoreTests/EventClaimConformanceTests.swift
+
 /// An event the api was handed over HTTPS, claimed by its id before it is published: the
 /// id is the producer's idempotency key (``ActivityStore/claimEvents(_:now:)``).
 public struct EventClaim: Sendable, Hashable {

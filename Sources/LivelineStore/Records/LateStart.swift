@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: none needed (declarations only)
+
 /// A device to start into a shared activity that was already running when its user followed
 /// one of the activity's topics, or registered the device: claimed by one translator, which
 /// sends the start once.

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: none needed (declarations only)
+
 /// The priority-10 pushes an activity has spent in its current budget window.
 public struct PriorityBudget: Sendable, Hashable, Codable {
     /// Priority-10 pushes counted since `windowStart`.

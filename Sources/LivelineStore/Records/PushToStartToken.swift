@@ -1,6 +1,8 @@
 import Foundation
 import LivelineModels
 
+// Tests: none needed (declarations only)
+
 /// The token that lets the server start an activity of one attributes type on one of a
 /// user's devices. Each device has its own, so every device of the user can be started.
 ///

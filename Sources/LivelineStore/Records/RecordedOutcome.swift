@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: none needed (declarations only)
+
 /// An outcome the api heard on `liveline.outcomes`, kept for `GET /v1/events/{id}` as long
 /// as event ids are (``ActivityStore/recordOutcomes(_:)``).
 public struct RecordedOutcome: Sendable, Hashable {

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineStoreTests/RetentionConformanceTests.swift
+
 /// How far back the store keeps each kind of row (``ActivityStore/prune(_:limit:)``): what is
 /// older goes. Nothing live is ever older than its cutoff.
 public struct RetentionCutoffs: Sendable, Hashable {

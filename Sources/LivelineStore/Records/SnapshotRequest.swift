@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// Which activity to load, with the event's user and attributes type so the push-to-start
 /// token and preferences are found even before the activity's first row exists.
 public struct SnapshotRequest: Sendable, Hashable {

@@ -1,5 +1,7 @@
 import LivelineCore
 
+// Tests: none needed (declarations only)
+
 /// What the store holds for one activity, as the translator loads it: the row, the tokens of
 /// its devices and its user's preferences. The translator maps it onto core's
 /// `ActivitySnapshot` and `TokenSnapshot`, which carry no storage detail.

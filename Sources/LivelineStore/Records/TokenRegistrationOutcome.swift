@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// What happened to an update-token registration.
 public enum TokenRegistrationOutcome: Sendable, Hashable {
     /// The device had no token for the activity; `createdActivity` tells whether a pending row was made.

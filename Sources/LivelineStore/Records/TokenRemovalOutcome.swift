@@ -1,3 +1,5 @@
+// Tests: none needed (declarations only)
+
 /// What happened to an app's request to remove an update token.
 public enum TokenRemovalOutcome: Sendable, Hashable {
     case removed

@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineStoreTests/ChannelAndTraceConformanceTests.swift
+
 /// One line of an activity's append-only history, for answering "why didn't it update?".
 public struct TraceEntry: Sendable, Hashable, Codable {
     /// What happened.

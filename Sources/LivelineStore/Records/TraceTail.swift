@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineStoreTests/ChannelAndTraceConformanceTests.swift
+
 /// Which lines of an activity's trace a reader wants: `liveline trace --kind … --device …`.
 public struct TraceFilter: Sendable, Hashable {
     /// Only lines of these kinds; empty takes every kind.

@@ -1,6 +1,8 @@
 import Foundation
 import LivelineModels
 
+// Tests: Tests/LivelineStoreTests/SnapshotConformanceTests.swift
+
 /// The APNs token of one running activity on one device.
 ///
 /// An activity can run on several devices (phone, paired watch, iPad), each with its own token;

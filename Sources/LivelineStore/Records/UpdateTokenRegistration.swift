@@ -1,6 +1,8 @@
 import Foundation
 import LivelineModels
 
+// Tests: none needed (declarations only)
+
 /// An app's request to store the update token of one activity on one device.
 public struct UpdateTokenRegistration: Sendable, Hashable {
     public var activityID: String

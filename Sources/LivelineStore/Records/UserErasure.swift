@@ -1,3 +1,5 @@
+// Tests: Tests/LivelineStoreTests/ErasureConformanceTests.swift, Tests/LivelineServicesTests/GamePipelineTests.swift
+
 /// What ``ActivityStore/forgetUser(_:sharedDomains:)`` removed, by kind.
 public struct UserErasure: Sendable, Hashable, Codable {
     public var activities = 0

@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 
+// Tests: Tests/LivelineStoreTests/AuditConformanceTests.swift
+
 extension SQLiteLivelineStore {
     public func appendAudit(_ entry: AuditEntry) async throws {
         let parameters = try AuditEntry.encodedParameters(entry.parameters)

@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 
+// Tests: Tests/LivelineStoreTests/DeadLetterConformanceTests.swift
+
 extension SQLiteLivelineStore {
     public func keepDeadLetters(_ letters: [DeadLetterRecord]) async throws -> Int {
         guard !letters.isEmpty else { return 0 }

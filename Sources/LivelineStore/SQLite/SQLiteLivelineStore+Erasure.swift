@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 
+// Tests: Tests/LivelineStoreTests/ErasureConformanceTests.swift
+
 extension SQLiteLivelineStore {
     public func liveActivities(ofUser userID: String) async throws -> [SnapshotRequest] {
         try await pool.read { db in

@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 
+// Tests: Tests/LivelineStoreTests/EventClaimConformanceTests.swift
+
 extension SQLiteLivelineStore {
     public func claimEvents(_ claims: [EventClaim], now: Date) async throws -> [EventClaimOutcome] {
         try await write { db in

@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 
+// Tests: Tests/LivelineStoreTests/TokenConformanceTests.swift, Tests/LivelineStoreTests/ConcurrencyConformanceTests.swift
+
 extension SQLiteLivelineStore {
     public func registerUpdateToken(_ registration: UpdateTokenRegistration) async throws -> TokenRegistrationOutcome {
         try await write { db in

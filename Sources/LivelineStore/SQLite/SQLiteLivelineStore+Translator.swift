@@ -4,6 +4,8 @@ import LivelineCodecs
 import LivelineCore
 import LivelineModels
 
+// Tests: Tests/LivelineStoreTests/ChangeConformanceTests.swift, Tests/LivelineStoreTests/SnapshotConformanceTests.swift, Tests/LivelineStoreTests/LateStartConformanceTests.swift
+
 extension SQLiteLivelineStore {
     public func loadSnapshots(_ requests: [SnapshotRequest], whileWriting: Bool) async throws -> [String: StoredActivity] {
         var seen = Set<String>()

@@ -4,6 +4,8 @@ import GRDBSQLite
 import LivelineCore
 import Synchronization
 
+// Tests: Tests/LivelineStoreTests/SQLiteConnectionTests.swift, Tests/LivelineStoreTests/ChannelAndTraceConformanceTests.swift, Tests/LivelineStoreTests/RetentionConformanceTests.swift
+
 /// The embedded store: one SQLite file in WAL mode.
 ///
 /// Writes go through GRDB's single writer connection and readers run beside it. Each batch

@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 
+// Tests: Tests/LivelineStoreTests/MigrationTests.swift
+
 /// The SQLite schema as ordered migrations, recorded in `schema_version`.
 enum SQLiteSchema {
     struct Migration {

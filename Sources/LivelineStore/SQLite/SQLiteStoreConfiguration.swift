@@ -1,5 +1,7 @@
 import Foundation
 
+// Tests: Tests/LivelineStoreTests/SQLiteConnectionTests.swift
+
 /// Settings of the embedded SQLite store.
 public struct SQLiteStoreConfiguration: Sendable {
     /// The database file. Its directory must exist; `-wal` and `-shm` files appear beside it.
