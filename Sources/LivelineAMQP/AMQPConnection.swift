@@ -113,7 +113,7 @@ public final class AMQPConnection: Sendable {
     /// Starts consuming a queue with manual acks and the given prefetch (`basic.qos`).
     public func consume(queue: String, prefetch: UInt16 = 100) async throws -> AMQPConsumer {
         let record = ConsumerRecord(id: driver.nextConsumerID(), queue: queue, prefetch: prefetch)
-        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, Error>) in
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
             driver.enqueue(.consume(record, done))
         }
         return AMQPConsumer(queue: queue, id: record.id, buffer: record.deliveries, connection: self)
@@ -222,7 +222,7 @@ final class PublishCompletion: Sendable {
     private struct State {
         var remaining: Int
         var failures: [(index: Int, error: AMQPError)] = []
-        var waiter: CheckedContinuation<Void, Error>?
+        var waiter: CheckedContinuation<Void, any Error>?
     }
 
     private let state: Mutex<State>
@@ -232,7 +232,7 @@ final class PublishCompletion: Sendable {
     }
 
     func settle(index: Int, error: AMQPError?) {
-        let (waiter, result) = state.withLock { state -> (CheckedContinuation<Void, Error>?, Result<Void, AMQPPublishError>?) in
+        let (waiter, result) = state.withLock { state -> (CheckedContinuation<Void, any Error>?, Result<Void, AMQPPublishError>?) in
             if let error { state.failures.append((index, error)) }
             state.remaining -= 1
             guard state.remaining == 0 else { return (nil, nil) }
@@ -242,7 +242,7 @@ final class PublishCompletion: Sendable {
         if let waiter, let result { waiter.resume(with: result.mapError { $0 }) }
     }
 
-    func whenSettled(_ continuation: CheckedContinuation<Void, Error>) {
+    func whenSettled(_ continuation: CheckedContinuation<Void, any Error>) {
         let result = state.withLock { state -> Result<Void, AMQPPublishError>? in
             guard state.remaining == 0 else {
                 state.waiter = continuation
@@ -292,8 +292,8 @@ enum QueueOperation: Sendable {
 enum Command: @unchecked Sendable {
     case publish([PendingPublish])
     case settle(Settlement)
-    case declare(AMQPTopology, CheckedContinuation<Void, Error>)
-    case consume(ConsumerRecord, CheckedContinuation<Void, Error>)
+    case declare(AMQPTopology, CheckedContinuation<Void, any Error>)
+    case consume(ConsumerRecord, CheckedContinuation<Void, any Error>)
     case cancelConsumer(UInt64, closeChannel: Bool, CheckedContinuation<Void, Never>)
-    case queueOperation(QueueOperation, CheckedContinuation<Int, Error>)
+    case queueOperation(QueueOperation, CheckedContinuation<Int, any Error>)
 }

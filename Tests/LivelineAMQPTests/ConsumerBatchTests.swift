@@ -210,14 +210,6 @@ import Testing
         #expect(tags(try await batch.value) == [9])
     }
 
-    @Test func theOwnerSleepsWholeMillisecondsUntilADeadline() {
-        let now = ContinuousClock.now
-        #expect(ConnectionDriver.milliseconds(until: now + .microseconds(1_200), now: now) == 2, "rounded up")
-        #expect(ConnectionDriver.milliseconds(until: now + .milliseconds(3), now: now) == 3)
-        #expect(ConnectionDriver.milliseconds(until: now - .milliseconds(3), now: now) == 0, "past: no sleep")
-        #expect(ConnectionDriver.milliseconds(until: now + .seconds(90), now: now) == 1_000, "at most a second")
-    }
-
     @Test func aFullBatchOrAFinishedConsumerDoesNotLinger() async throws {
         let buffer = DeliveryBuffer()
         for tag: UInt64 in 1...3 { buffer.yield(delivery(tag)) }

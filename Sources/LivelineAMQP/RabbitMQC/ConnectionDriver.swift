@@ -23,7 +23,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         var closeGrace: Duration = .seconds(5)
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
         var finished = false
-        var startup: CheckedContinuation<Void, Error>?
+        var startup: CheckedContinuation<Void, any Error>?
         var nextConsumerID: UInt64 = 1
         var blocked = false
     }
@@ -99,7 +99,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
 
     /// Starts the owner thread and returns once the first connection is up.
     func start() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             mailbox.withLock { $0.startup = continuation }
             let thread = Thread { [self] in run() }
             thread.name = "amqp-\(configuration.connectionName)"
@@ -125,7 +125,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     }
 
     /// Settlements never wake the owner thread: while deliveries are unsettled it polls at a
-    /// short interval anyway (see `sleep`), so acks made within that interval go out as one
+    /// short interval anyway (``PollPolicy``), so acks made within that interval go out as one
     /// `multiple` ack instead of one frame and one wake-up each.
     func settle(_ settlement: Settlement) {
         mailbox.withLock { box in
@@ -335,41 +335,17 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
             pollfd(fd: connection.socket, events: Int16(POLLIN) | (wantWritable ? Int16(POLLOUT) : 0), revents: 0),
         ]
-        // Wake often enough to send heartbeats and to notice a silent broker.
-        let heartbeatMS = Int32(configuration.heartbeat.seconds * 1000)
-        let idle = heartbeatMS > 0 ? min(1000, max(50, heartbeatMS / 4)) : 1000
-        var timeout: Int32 = closing ? 50 : (hasUnsettledDeliveries ? 2 : idle)
-        // A batch lingering in a consumer's buffer ends on this thread (DeliveryBuffer). When
-        // every consumer lingers on a trickle and no publish awaits the broker, the socket
-        // waits for the lingers' end, and so do the acks queued meanwhile.
-        let now = clock.now
-        var readsWait = !closing && !machine.consumers.isEmpty && machine.unconfirmedCount == 0 && !machine.hasWaitingPublishes
-        var lingerTimeout = idle
-        for record in machine.consumers {
-            guard let wait = record.deliveries.lingerWait else {
-                readsWait = false
-                continue
-            }
-            lingerTimeout = min(lingerTimeout, Self.milliseconds(until: wait.deadline, now: now))
-            readsWait = readsWait && wait.readsMayWait
-        }
-        timeout = readsWait ? lingerTimeout : min(timeout, lingerTimeout)
-        _ = poll(&fds, readsWait ? 1 : 2, timeout)
+        let policy = PollPolicy.decide(
+            heartbeat: configuration.heartbeat, closing: closing, unsettledDeliveries: hasUnsettledDeliveries,
+            publishesAwaitBroker: machine.unconfirmedCount > 0 || machine.hasWaitingPublishes,
+            consumers: machine.consumers.map(\.deliveries.lingerWait), now: clock.now)
+        _ = poll(&fds, policy.watchesSocket ? 2 : 1, policy.timeout)
         mailbox.withLock { $0.sleeping = false }
         // Any event on the socket (input, a hang-up, an error) is found by reading it.
-        socketMayHaveInput = readsWait || fds[1].revents != 0
+        socketMayHaveInput = !policy.watchesSocket || fds[1].revents != 0
         if fds[0].revents & Int16(POLLIN) != 0 { drainWake() }
         if fds[1].revents & Int16(POLLIN) != 0 { machine.inboundActivity(now: clock.now) }
         if fds[1].revents & Int16(POLLOUT) != 0 { socketWritable = true }
-    }
-
-    /// Whole milliseconds from `now` to `deadline`, rounded up so a poll does not wake early;
-    /// at most a second, the longest this thread sleeps.
-    static func milliseconds(until deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Int32 {
-        let remaining = deadline - now
-        guard remaining > .zero else { return 0 }
-        guard remaining < .seconds(1) else { return 1_000 }
-        return Int32((remaining.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 
     private func sendHeartbeat() throws(AMQPError) {
