@@ -10,6 +10,16 @@ import Testing
 
     func pipeline() -> BatchPipeline { BatchPipeline(maximumInFlight: 3, failureBackoff: .milliseconds(500)) }
 
+    /// Batch 1 storing (since 1 ms), batch 2 being planned on it (since 2 ms).
+    func secondPlanningWhileFirstStores() -> BatchPipeline {
+        var machine = pipeline()
+        _ = machine.start()
+        _ = machine.received(1, now: at(0))
+        _ = machine.planned(1, succeeded: true, now: at(1))
+        _ = machine.received(2, now: at(2))
+        return machine
+    }
+
     @Test func oneBatchGoesThroughEveryStepThenTheConsumerEnds() {
         var machine = pipeline()
         #expect(machine.start() == [.receive])
@@ -40,11 +50,7 @@ import Testing
     }
 
     @Test func aFailedTransactionRequeuesItsBatchAndTheBatchPlannedOnIt() {
-        var machine = pipeline()
-        _ = machine.start()
-        _ = machine.received(1, now: at(0))
-        _ = machine.planned(1, succeeded: true, now: at(1))
-        _ = machine.received(2, now: at(2))
+        var machine = secondPlanningWhileFirstStores()
         _ = machine.planned(2, succeeded: true, now: at(3))
         _ = machine.received(3, now: at(4))
         // Batch 2 was planned on batch 1's decisions, which were never stored.
@@ -72,11 +78,7 @@ import Testing
     }
 
     @Test func aFailedPlanRequeuesThatBatchOnlyAfterTheOneBeforeItStored() {
-        var machine = pipeline()
-        _ = machine.start()
-        _ = machine.received(1, now: at(0))
-        _ = machine.planned(1, succeeded: true, now: at(1))
-        _ = machine.received(2, now: at(2))
+        var machine = secondPlanningWhileFirstStores()
         #expect(machine.planned(2, succeeded: false, now: at(3)) == [])
         #expect(machine.stored(1, succeeded: true, now: at(4)) == [.confirm(1), .requeue(2, .plan), .pause(until: at(504))])
         // The store that was fine is confirmed and acked as usual.
@@ -103,11 +105,7 @@ import Testing
     }
 
     @Test func shutdownMidBatchFinishesAndSettlesEverythingReceivedFirst() {
-        var machine = pipeline()
-        _ = machine.start()
-        _ = machine.received(1, now: at(0))
-        _ = machine.planned(1, succeeded: true, now: at(1))
-        _ = machine.received(2, now: at(2))
+        var machine = secondPlanningWhileFirstStores()
         // The consumer is cancelled: no more batches, but 1 is storing and 2 is planning.
         #expect(machine.consumerEnded(now: at(3)) == [])
         #expect(machine.planned(2, succeeded: true, now: at(4)) == [])
@@ -119,11 +117,7 @@ import Testing
     }
 
     @Test func aBatchReceivedBeforeTheConsumerEndedIsStillPlannedButNoReceiveFollows() {
-        var machine = pipeline()
-        _ = machine.start()
-        _ = machine.received(1, now: at(0))
-        _ = machine.planned(1, succeeded: true, now: at(1))
-        _ = machine.received(2, now: at(2))
+        var machine = secondPlanningWhileFirstStores()
         _ = machine.planned(2, succeeded: true, now: at(3))
         // Batch 3 arrives, then the consumer ends while 2 still holds its place.
         _ = machine.received(3, now: at(4))
