@@ -97,13 +97,15 @@ public struct TranslatorService: Service {
     /// Overlapping them took the transaction off the critical path, and two batches awaiting
     /// confirms keep the broker from idling between batches.
     ///
-    /// A consumer that fails (its connection lost) throws at once: the broker requeues what
-    /// this shard had not acked when the channel closes.
+    /// A consumer that ends with an error (its queue deleted, its connection lost) has handed
+    /// out every delivery first: those batches are finished and settled, then the error is
+    /// thrown (a lost connection's broker has requeued them already, so their acks are moot).
     private func processBatches(from consumer: AMQPConsumer) async throws {
         let (events, reports) = AsyncStream.makeStream(of: PipelineEvent.self)
         var machine = BatchPipeline(maximumInFlight: Self.maximumBatchesInFlight, failureBackoff: settings.failureBackoff)
         var batches: [BatchPipeline.BatchID: PipelineBatch] = [:]
         var lastID = 0
+        var receiveError: (any Error)?
         // Discarding: a step's task is freed as it ends. A group that keeps each ended
         // child until its result is read held every step of the shard's life.
         try await withThrowingDiscardingTaskGroup { group in
@@ -185,7 +187,11 @@ public struct TranslatorService: Service {
                 case .received(nil):
                     perform(machine.consumerEnded(now: now))
                 case .receiveFailed(let error):
-                    throw error
+                    // The consumer's error comes after its last delivery (a deleted queue's
+                    // consumer is cancelled by the broker): what was received is finished and
+                    // settled first, as at a graceful end, then the error is thrown.
+                    receiveError = error
+                    perform(machine.consumerEnded(now: now))
                 case .planned(let id, let result):
                     switch result {
                     case .success(let plan): batches[id]!.plan = plan
@@ -219,6 +225,7 @@ public struct TranslatorService: Service {
             // Only a back-off's sleep may be left.
             group.cancelAll()
         }
+        if let receiveError { throw receiveError }
     }
 
     /// Every ``TranslatorSettings/lateStartInterval``, starts the devices that came after
