@@ -5,16 +5,10 @@ import LivelineModels
 import LivelineServices
 import Logging
 
-/// The apps a sender pushes for and where APNs is, read under `liveline.`:
-///
-/// - `liveline.apps`: the apps' names, comma-separated (`rides,scores`);
-/// - for each name, `liveline.app.<name>.bundle-id`, `.team-id`, `.key-id`, the `.p8` key at
-///   `.key-file` (or inline in `.key`, secret) and `.environment`, where the app's
-///   broadcast channels live (`production`, the default, or `sandbox`). Device tokens go
-///   to the environment they were registered with;
-/// - `liveline.apns.production-endpoint` and `liveline.apns.sandbox-endpoint` (`host:port`,
-///   default Apple's hosts), or `liveline.apns.endpoint` for one server that plays both
-///   (the simulator), trusting `liveline.apns.ca-file` when set.
+/// The apps a sender pushes for and where APNs is: ``Setting/apps`` and, for each app,
+/// ``Setting/appBundleID``, ``Setting/appTeamID``, ``Setting/appKeyID``, ``Setting/appKey``
+/// and ``Setting/appEnvironment``; ``Setting/productionEndpoint``, ``Setting/sandboxEndpoint``
+/// or ``Setting/endpoint``, trusting ``Setting/caFile`` when set.
 ///
 /// Every mistake is refused here, before anything is consumed, with a message that names
 /// the key and never a secret.
@@ -46,7 +40,7 @@ public struct APNsSettings: Sendable {
         var trust = APNsEndpoint.Trust.systemDefault
         if let caFile = Setting.caFile.text(config) {
             guard FileManager.default.isReadableFile(atPath: caFile) else {
-                throw SettingsError("liveline.apns.ca-file: cannot read \(caFile)")
+                throw SettingsError("\(Setting.caFile.name): cannot read \(caFile)")
             }
             trust = .caFile(path: caFile)
         }
@@ -69,13 +63,13 @@ public struct APNsSettings: Sendable {
             let app = try Self.app(named: name, config)
             if let other = apps.first(where: { $0.bundleID == app.bundleID }) {
                 throw SettingsError(
-                    "liveline.app.\(name).bundle-id: \(app.bundleID) is also app \(other.name)'s; list each app once")
+                    "\(Setting.appBundleID.name(app: name)): \(app.bundleID) is also app \(other.name)'s; list each app once")
             }
             if let other = apps.first(where: { $0.keyID == app.keyID }),
                 other.teamID != app.teamID || other.privateKeyPEM != app.privateKeyPEM
             {
                 throw SettingsError("""
-                    liveline.app.\(name).key-id: key \(app.keyID) is app \(other.name)'s with a different team id or \
+                    \(Setting.appKeyID.name(app: name)): key \(app.keyID) is app \(other.name)'s with a different team id or \
                     key file; apps that share a key give the same team id and key
                     """)
             }
@@ -98,7 +92,7 @@ public struct APNsSettings: Sendable {
                     signer = try APNsTokenSigner(teamID: app.teamID, keyID: app.keyID, privateKeyPEM: app.privateKeyPEM)
                 } catch {
                     throw SettingsError(
-                        "liveline.app.\(app.name).key-file: not a .p8 signing key (PKCS#8 PEM of a P-256 key)")
+                        "\(Setting.appKey.name(app: app.name))-file: not a .p8 signing key (PKCS#8 PEM of a P-256 key)")
                 }
                 signers[app.keyID] = signer
             }
@@ -118,9 +112,8 @@ public struct APNsSettings: Sendable {
 
     private static func app(named name: String, _ config: ConfigReader) throws -> App {
         guard name.utf8.allSatisfy({ isAlphanumeric($0) && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
-            throw SettingsError("liveline.apps: \(name) is not an app name (lower-case letters and digits, e.g. rides)")
+            throw SettingsError("\(Setting.apps.name): \(name) is not an app name (lower-case letters and digits, e.g. rides)")
         }
-        let prefix = "app.\(name)."
         func required(_ setting: Setting, _ hint: String) throws -> String {
             guard let value = setting.text(config, app: name), !value.isEmpty else {
                 throw SettingsError("\(setting.name(app: name)) is missing: \(hint)")
@@ -130,24 +123,24 @@ public struct APNsSettings: Sendable {
         let bundleID = try required(.appBundleID, "the app's bundle id, e.g. com.example.rides")
         guard isBundleID(bundleID) else {
             throw SettingsError("""
-                liveline.\(prefix)bundle-id: \(bundleID) is not a bundle id (reverse-DNS: two or more parts of \
+                \(Setting.appBundleID.name(app: name)): \(bundleID) is not a bundle id (reverse-DNS: two or more parts of \
                 letters, digits and hyphens joined by dots, e.g. com.example.rides)
                 """)
         }
         let teamID = try required(.appTeamID, "the 10-character Apple developer team id")
         guard isAppleID(teamID) else {
-            throw SettingsError("liveline.\(prefix)team-id: \(teamID) is not a team id (10 upper-case letters and digits)")
+            throw SettingsError("\(Setting.appTeamID.name(app: name)): \(teamID) is not a team id (10 upper-case letters and digits)")
         }
         let keyID = try required(.appKeyID, "the 10-character id of the .p8 key")
         guard isAppleID(keyID) else {
-            throw SettingsError("liveline.\(prefix)key-id: \(keyID) is not a key id (10 upper-case letters and digits)")
+            throw SettingsError("\(Setting.appKeyID.name(app: name)): \(keyID) is not a key id (10 upper-case letters and digits)")
         }
         guard let key = try Setting.appKey.secret(config, app: name) else {
-            throw SettingsError("liveline.\(prefix)key-file is missing: the path of the app's .p8 key")
+            throw SettingsError("\(Setting.appKey.name(app: name))-file is missing: the path of the app's .p8 key")
         }
         let environmentText = Setting.appEnvironment.text(config, app: name)!
         guard let environment = APNsEnvironment(rawValue: environmentText) else {
-            throw SettingsError("liveline.\(prefix)environment: \(environmentText) is not production or sandbox")
+            throw SettingsError("\(Setting.appEnvironment.name(app: name)): \(environmentText) is not production or sandbox")
         }
         return App(
             name: name, bundleID: bundleID, teamID: teamID, keyID: keyID, privateKeyPEM: key,
@@ -159,7 +152,7 @@ public struct APNsSettings: Sendable {
         guard let text = setting.text(config) else { return nil }
         if setting.key == Setting.endpoint.key, APNsEnvironment(rawValue: text) != nil {
             throw SettingsError("""
-                liveline.apns.endpoint: \(text) is no longer a setting; each token goes to the environment it was \
+                \(setting.name): \(text) is no longer a setting; each token goes to the environment it was \
                 registered with. Remove it, or give host:port for a server that plays both (the simulator)
                 """)
         }

@@ -178,6 +178,8 @@ final class TraceWriter: Sendable {
         }
     }
 
+    /// Publishes the outcomes; false if the broker could not take them (a full queue's
+    /// refusal is not that: those are dropped and counted).
     private func publish(_ messages: [AMQPMessage]) async -> Bool {
         guard !messages.isEmpty, let outcomes else { return true }
         do {

@@ -205,12 +205,7 @@ public struct TranslatorService: Service {
                     batches[id]!.plan = nil
                     switch result {
                     case .success(let stored): batches[id]!.stored = stored
-                    case .failure(let error):
-                        batches[id]!.error = error
-                        // The batch planned on it is requeued for this error too.
-                        for (other, batch) in batches where other > id && batch.plan != nil {
-                            batches[other]!.error = batch.error ?? error
-                        }
+                    case .failure(let error): batches[id]!.error = error
                     }
                     perform(machine.stored(id, succeeded: batches[id]!.error == nil, now: now))
                 case .confirmed(let id, let error):
@@ -280,10 +275,10 @@ public struct TranslatorService: Service {
         case .plan: "plan"
         case .store: "transaction or submit"
         case .confirm: "publish confirm"
-        case .plannedOnFailedBatch: "the transaction of the batch it was planned on"
+        case .plannedOnFailedBatch: "the transaction of the batch it was planned on failed"
         }
         logger.error("batch failed; requeued", metadata: ServiceLogKey.metadata([
-            .translatorBatchSize: "\(deliveries.count)", .translatorError: "\(cause): \(error.map { "\($0)" } ?? "failed")",
+            .translatorBatchSize: "\(deliveries.count)", .translatorError: "\(cause)\(error.map { ": \($0)" } ?? "")",
         ]))
     }
 
