@@ -63,7 +63,9 @@ public struct AMQPMessage: Sendable {
 
     /// The header a publish carries (`true`) when it goes out again after the connection it
     /// was first sent on was lost unconfirmed: the broker may hold the first copy too, and
-    /// a consumer that keeps order can tell the copy may come after newer messages.
+    /// a consumer that keeps order can tell the copy may come after newer messages. An
+    /// application that publishes something again on its own (the translator, for an event
+    /// redelivered to it) sets it too.
     public static let resentHeader = "x-liveline-resent"
 
     public init(

@@ -78,6 +78,25 @@ import Testing
         #expect(PushJobHandler.Attempt(count: 0, firstAt: at, now: at, deaths: deaths).returning)
     }
 
+    /// A copy may come after newer jobs of its lane, sent by another worker meanwhile: one the
+    /// broker redelivers (the sender that held it died or lost its connection), or one a
+    /// translator published again. Either is checked as a retry is; a first delivery is not.
+    @Test func aCopyReturnsLikeARetry() {
+        let at = EventTime(Date())
+        let first = IncomingJob(body: Data(), messageID: "j-1", headers: [:], lane: "a|d")
+        #expect(!PushJobHandler.Attempt(first, now: at).returning)
+        var redelivered = first
+        redelivered.redelivered = true
+        #expect(PushJobHandler.Attempt(redelivered, now: at).returning)
+        var published = first
+        published.headers[AMQPMessage.resentHeader] = .bool(true)
+        #expect(PushJobHandler.Attempt(published, now: at).returning)
+        var retried = first
+        retried.headers[SenderHeaders.attempt] = .int(1)
+        let attempt = PushJobHandler.Attempt(retried, now: at)
+        #expect(attempt.returning && attempt.count == 1 && attempt.firstAt == at)
+    }
+
     @Test func throttleBackoffDoublesPerTokenAndClearsOnDelivery() {
         let backoff = TokenBackoff(initial: .seconds(1), maximum: .seconds(5))
         let now = ContinuousClock.now

@@ -15,7 +15,10 @@ struct IncomingJob: Sendable {
     var lane: String?
     /// The body decoded, when reading the delivery did that already (a bundle's jobs);
     /// nil when the send's own task decodes it.
-    var decoded: Result<PushJob, any Error>?
+    var decoded: Result<PushJob, any Error>? = nil
+    /// The broker delivered its message before (to a sender that died or lost its
+    /// connection holding it): that sender may have sent newer jobs of its lane meanwhile.
+    var redelivered = false
 
     /// The jobs `delivery` carries, in queue order: itself, or each line of a
     /// ``PushJobBundle``. A bundle's jobs are decoded here, since each has its own lane;
@@ -28,14 +31,16 @@ struct IncomingJob: Sendable {
             // A single job; an empty bundle too, so it is dead-lettered whole as no job.
             return [IncomingJob(
                 body: delivery.body, messageID: delivery.properties.messageID, headers: headers,
-                lane: (headers[SenderHeaders.lane] ?? headers[SenderHeaders.activity])?.stringValue)]
+                lane: (headers[SenderHeaders.lane] ?? headers[SenderHeaders.activity])?.stringValue,
+                redelivered: delivery.redelivered)]
         }
         return lines.map { line in
             let decoded = Result { try PushJob(json: line) }
             let job = try? decoded.get()
             return IncomingJob(
                 body: line, messageID: job?.jobId, headers: headers,
-                lane: job.map { $0.target.laneKey(activity: $0.activityId) }, decoded: decoded)
+                lane: job.map { $0.target.laneKey(activity: $0.activityId) }, decoded: decoded,
+                redelivered: delivery.redelivered)
         }
     }
 }

@@ -38,7 +38,7 @@ struct PushJobHandler: Sendable {
         var outcomes: [AMQPMessage] = []
     }
 
-    /// What the delivery's headers say about earlier attempts.
+    /// What the delivery says about earlier attempts.
     struct Attempt {
         /// Attempts before this one.
         var count: Int
@@ -46,15 +46,36 @@ struct PushJobHandler: Sendable {
         var now: EventTime
         /// The broker's `x-death` history of the delivery (retry tiers it went through).
         var deaths: AMQPFieldValue? = nil
-        /// Published again by a translator whose connection was lost before the broker
-        /// confirmed it: meanwhile the shard may have gone to another translator, whose newer
-        /// jobs for the same targets were queued, and maybe sent, before this copy.
-        var resent = false
+        /// A copy that may come after newer jobs of its lane: published again by a translator
+        /// (its connection was lost before the broker confirmed it, or it translated a
+        /// redelivered event), or redelivered by the broker after a sender that held it died or
+        /// lost its connection. Meanwhile newer jobs for the same targets may have been queued,
+        /// and sent by another worker, before this copy.
+        var copy = false
 
         /// Back from a retry tier (retried, or deferred unsent while its device backed off: a
-        /// deferral keeps the count, so only the tier's history tells), or a resent copy:
-        /// either may have been overtaken by newer jobs.
-        var returning: Bool { count > 0 || deaths != nil || resent }
+        /// deferral keeps the count, so only the tier's history tells), or a copy: either may
+        /// have been overtaken by newer jobs.
+        var returning: Bool { count > 0 || deaths != nil || copy }
+
+        init(count: Int, firstAt: EventTime, now: EventTime, deaths: AMQPFieldValue? = nil, copy: Bool = false) {
+            self.count = count
+            self.firstAt = firstAt
+            self.now = now
+            self.deaths = deaths
+            self.copy = copy
+        }
+
+        /// What `incoming`'s headers and delivery say.
+        init(_ incoming: IncomingJob, now: EventTime) {
+            let headers = incoming.headers
+            self.init(
+                count: headers[SenderHeaders.attempt]?.intValue.map { Int(clamping: $0) } ?? 0,
+                firstAt: headers[SenderHeaders.firstAttemptAt]?.intValue.map { EventTime(millisecondsSince1970: $0) } ?? now,
+                now: now,
+                deaths: headers[DeadLetterHeaders.deaths],
+                copy: incoming.redelivered || headers[AMQPMessage.resentHeader]?.boolValue == true)
+        }
     }
 
     /// Takes the job to its end, then settles it. `job` is `incoming`'s body decoded (or
@@ -86,15 +107,8 @@ struct PushJobHandler: Sendable {
         _ incoming: IncomingJob, job decoded: Result<PushJob, any Error>, overtaken: Overtaking?
     ) async throws -> Recorded {
         let now = EventTime(Date())
-        let headers = incoming.headers
-        let attempt = Attempt(
-            count: headers[SenderHeaders.attempt]?.intValue.map { Int(clamping: $0) } ?? 0,
-            firstAt: headers[SenderHeaders.firstAttemptAt]?.intValue.map { EventTime(millisecondsSince1970: $0) } ?? now,
-            now: now,
-            deaths: headers[DeadLetterHeaders.deaths],
-            resent: headers[AMQPMessage.resentHeader]?.boolValue ?? false
-        )
-        if attempt.count == 0, let publishedAt = headers[TranslatorHeaders.publishedAt]?.intValue {
+        let attempt = Attempt(incoming, now: now)
+        if attempt.count == 0, let publishedAt = incoming.headers[TranslatorHeaders.publishedAt]?.intValue {
             // First attempts only: a retry's wait is its tier's delay, not the queue's.
             metrics.waited(publishedMilliseconds: publishedAt, nowMilliseconds: now.millisecondsSince1970)
         }

@@ -47,6 +47,9 @@ struct BatchProcessor: Sendable {
         var startedPublishing: ContinuousClock.Instant
         /// Outcomes for the producers, published beside the batch and confirmed with it.
         var outcomes: [AMQPMessage] = []
+        /// Ids of the jobs made from redelivered events: an earlier attempt may have
+        /// published them, and another translator newer jobs of their lanes since.
+        var copies: Set<String> = []
     }
 
     /// One message of a batch: its bytes, and whether the broker delivered it before.
@@ -272,6 +275,7 @@ struct BatchProcessor: Sendable {
         // 5. Keep the sends whose state the store applied (another worker may have
         //    stored a newer event or an end meanwhile).
         var sends: [TranslationDecision.Send] = []
+        var copies = Set<String>()
         var unapplied: [TraceEntry] = []
         for entryIndex in plan.entries.indices {
             switch plan.entries[entryIndex].decision {
@@ -290,6 +294,7 @@ struct BatchProcessor: Sendable {
                     dropped["superseded", default: 0] += 1
                     report(.dropped, plan.entries[entryIndex].event, reason: "superseded", into: &outcomeMessages)
                 } else {
+                    if plan.entries[entryIndex].redelivered { copies.formUnion(send.jobs.lazy.map(\.jobId)) }
                     sends.append(send)
                 }
             case .drop(let drop):
@@ -319,7 +324,7 @@ struct BatchProcessor: Sendable {
             outgoing: outgoing, jobsToPublish: jobs, publishedAt: EventTime(Date()),
             received: planned.received, translated: sends.count, jobs: jobs.count,
             downgraded: sends.count { $0.downgraded }, dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart,
-            outcomes: outcomeMessages)
+            outcomes: outcomeMessages, copies: copies)
     }
 
     /// Adds the event's outcome when its domain's producers asked for outcomes.
@@ -417,7 +422,12 @@ struct BatchProcessor: Sendable {
                 var start = shard.startIndex
                 while start < shard.endIndex {
                     let stop = min(shard.endIndex, start + settings.jobsPerMessage)
-                    messages.append(OutgoingMessage.jobs(shard[start..<stop], topology: topology, publishedAt: batch.publishedAt))
+                    var message = OutgoingMessage.jobs(shard[start..<stop], topology: topology, publishedAt: batch.publishedAt)
+                    // The sender checks a copy against the store before sending it.
+                    if !batch.copies.isEmpty, shard[start..<stop].contains(where: { batch.copies.contains($0.jobId) }) {
+                        message.properties.headers[AMQPMessage.resentHeader] = .bool(true)
+                    }
+                    messages.append(message)
                     start = stop
                 }
             }
