@@ -115,8 +115,9 @@ private final class Log: Sendable {
     }
 
     /// A job that reaches the sender after a newer one of its lane had its turn (a copy a
-    /// cut-off translator published lands when the cut heals) is told so; the same job again,
-    /// another lane's, and an end are not.
+    /// cut-off translator published lands when the cut heals) is told so, an alert too (the
+    /// device would ignore its older timestamp); the same job again, another lane's, an end
+    /// and an alert on-call replayed are not.
     @Test func anUpdateOlderThanOneThatWentBeforeItIsOvertaken() async {
         let lanes = ActivityLanes()
         let log = Log()
@@ -127,14 +128,19 @@ private final class Log: Sendable {
             ("ride-1/aa", makeJob(target: phone, activityID: "ride-1", priority: .low, sequence: 5)),
             ("ride-2/aa", makeJob(target: phone, activityID: "ride-2", priority: .low, sequence: 1)),
             ("ride-1/aa", makeJob(target: phone, activityID: "ride-1", event: .end, sequence: 4, isTerminal: true)),
+            // An alert that a translator cut off from the broker published late.
+            ("ride-1/aa", makeJob(target: phone, activityID: "ride-1", priority: .high, sequence: 4, alerts: true)),
             // An alert replayed from the dead-letter queue keeps its sequence: it goes out.
             ("ride-1/aa", makeJob(target: phone, activityID: "ride-1", priority: .high, sequence: 2, alerts: true)),
         ]
         for (index, (lane, job)) in jobs.enumerated() {
             // One at a time: nothing is queued behind any of them.
-            await lanes.run(lanes.enter(activity: lane), job: job) { overtaken in log.append("\(index):\(String(describing: overtaken))") }
+            await lanes.run(lanes.enter(activity: lane), job: job, replayed: index == 6) { overtaken in
+                log.append("\(index):\(String(describing: overtaken))")
+            }
         }
-        #expect(log.all == ["0:nil", "1:Optional(LivelineServices.Overtaking.sent)", "2:nil", "3:nil", "4:nil", "5:nil"])
+        let sent = "Optional(LivelineServices.Overtaking.sent)"
+        #expect(log.all == ["0:nil", "1:\(sent)", "2:nil", "3:nil", "4:nil", "5:\(sent)", "6:nil"])
     }
 }
 

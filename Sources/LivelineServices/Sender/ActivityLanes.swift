@@ -103,8 +103,11 @@ final class ActivityLanes: Sendable {
 
     /// Runs `work` once every earlier ticket of the lane finished, then lets the next run.
     /// `work` is told whether a newer job of the lane overtook `job` (the one noted): queued
-    /// behind it, or had its turn before it (``NewestSent``).
-    func run(_ ticket: Ticket, job: PushJob? = nil, _ work: (_ overtaken: Overtaking?) async -> Void) async {
+    /// behind it, or had its turn before it (``NewestSent``; `replayed` by on-call, it went
+    /// out on purpose).
+    func run(
+        _ ticket: Ticket, job: PushJob? = nil, replayed: Bool = false, _ work: (_ overtaken: Overtaking?) async -> Void
+    ) async {
         guard let activity = ticket.activity else { return await work(nil) }
         if !ticket.isFirst {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -121,7 +124,7 @@ final class ActivityLanes: Sendable {
         if superseded {
             await work(.queued)
         } else {
-            await work(job.map { newest.isOvertaken($0, lane: activity.hash) } == true ? .sent : nil)
+            await work(job.map { newest.isOvertaken($0, lane: activity.hash, replayed: replayed) } == true ? .sent : nil)
         }
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             // Changed in place through its index: a copy of the lane taken out and stored

@@ -20,6 +20,9 @@ struct IncomingJob: Sendable {
     /// connection holding it): that sender may have sent newer jobs of its lane meanwhile.
     var redelivered = false
 
+    /// Sent again by `liveline dlq replay`, re-stamped to show after newer pushes.
+    var replayed: Bool { headers[DeadLetterHeaders.replayOf] != nil }
+
     /// The jobs `delivery` carries, in queue order: itself, or each line of a
     /// ``PushJobBundle``. A bundle's jobs are decoded here, since each has its own lane;
     /// a single job's lane is in its headers (or, before lanes were per target, its

@@ -36,13 +36,14 @@ final class NewestSent: Sendable {
     /// Whether `job` is an update older than one its lane (`lane`, the key's hash) already had
     /// its turn with; if not, the job becomes the lane's newest.
     ///
-    /// An update a person would notice (an alert, priority 10) is never overtaken, as in the
-    /// lane's queue: `dlq replay` sends an overtaken alert again on purpose, with the current
-    /// state and a raised timestamp but its own sequence.
-    func isOvertaken(_ job: PushJob, lane: Int) -> Bool {
+    /// An alert or priority-10 update is overtaken too: the device would ignore it, as its
+    /// `aps.timestamp` is older than the one it showed, so the alert would never show. Only a
+    /// `replayed` job is not: `dlq replay` sends an overtaken alert again on purpose, with the
+    /// current state and a raised timestamp but its own sequence.
+    func isOvertaken(_ job: PushJob, lane: Int, replayed: Bool = false) -> Bool {
         state.withLock { state in
             let newest = max(state.current[lane] ?? .min, state.previous[lane] ?? .min)
-            if job.event == .update, !job.isNoticeable, job.sequence < newest { return true }
+            if job.event == .update, !replayed, job.sequence < newest { return true }
             guard job.sequence > newest else { return false }
             if state.current.count >= capacity, state.current[lane] == nil {
                 state.previous = state.current

@@ -156,7 +156,7 @@ public final class SenderService: Service {
                             let job = incoming.decoded ?? Result { try PushJob(json: incoming.body) }
                             let decoded = try? job.get()
                             if let decoded { lanes.note(ticket, job: decoded) }
-                            await lanes.run(ticket, job: decoded) { overtaken in
+                            await lanes.run(ticket, job: decoded, replayed: incoming.replayed) { overtaken in
                                 await handler.handle(incoming, job: job, settlement: settlement, overtaken: overtaken)
                             }
                             health.finished()
