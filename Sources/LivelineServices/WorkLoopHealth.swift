@@ -39,6 +39,11 @@ public final class WorkLoopHealth: Sendable {
         }
     }
 
+    /// The loop made progress on work it still holds (a page of a long batch).
+    public func progressed() {
+        state.withLock { $0.lastProgress = ContinuousClock.now }
+    }
+
     /// What `/healthz` reports.
     public struct Status: Sendable, Hashable {
         public var alive: Bool

@@ -55,10 +55,17 @@ public protocol ActivityStore: DeadLetterStore {
     /// - Returns: the spent count after the increment, per activity id; ids without a row are absent.
     func spendPriorityBudget(_ activityIDs: [String], at now: Date, window: TimeInterval) async throws -> [String: Int]
 
-    /// The push-to-start tokens for `attributesType` of every device whose user follows at
-    /// least one of `topics` and has not turned Live Activities off: one per device however
-    /// many of the topics its user follows, ordered by user and device.
-    func audience(topics: [String], attributesType: String) async throws -> [PushToStartToken]
+    /// One page of a shared start's audience: the push-to-start tokens for `attributesType` of
+    /// every device whose user follows at least one of `topics` and has not turned Live
+    /// Activities off, one per device however many of the topics its user follows, ordered by
+    /// user and device, from just after `after` (nil: the first), at most `limit`.
+    ///
+    /// Devices queued for a late start into `activityID` are left out: the late start starts
+    /// them, and a device must not be started twice. A start read in pages meets them when a
+    /// fan follows, or registers a device, after the first page was read and the start stored.
+    func audience(
+        topics: [String], attributesType: String, of activityID: String?, after: AudiencePosition?, limit: Int
+    ) async throws -> [PushToStartToken]
 
     /// Claims up to `limit` late starts (``LateStart``), oldest first, of activities still live.
     /// Each is claimed once, by one caller, and stays claimed so that the device is never
@@ -263,6 +270,18 @@ public struct BudgetDemands: Sendable {
 }
 
 extension ActivityStore {
+    /// The whole audience of `topics`, every page of it: for a caller that knows it is small.
+    public func audience(topics: [String], attributesType: String) async throws -> [PushToStartToken] {
+        let page = 10_000
+        var audience: [PushToStartToken] = []
+        while true {
+            let next = try await self.audience(
+                topics: topics, attributesType: attributesType, of: nil, after: audience.last.map(AudiencePosition.init), limit: page)
+            audience += next
+            if next.count < page { return audience }
+        }
+    }
+
     /// Loads snapshots for a caller that does not know whether the process writes meanwhile.
     public func loadSnapshots(_ requests: [SnapshotRequest]) async throws -> [String: StoredActivity] {
         try await loadSnapshots(requests, whileWriting: true)

@@ -21,7 +21,8 @@ struct GamePipelineTests {
 
     /// A translator that opens channels at the simulator, feeding a sender that pushes to it.
     static func withPipeline<T: Sendable>(
-        store kind: StoreKind, name: String = #function, _ body: (TranslatorHarness, SenderHarness) async throws -> T
+        store kind: StoreKind, name: String = #function, audiencePage: Int = TranslatorSettings().audiencePage,
+        _ body: (TranslatorHarness, SenderHarness) async throws -> T
     ) async throws -> T {
         try await withSender(bundleIDs: [bundle], store: kind) { sender in
             let store = try #require(sender.store as? any ActivityStore)
@@ -29,7 +30,7 @@ struct GamePipelineTests {
             let channels = APNsClientDirectory([
                 .init(bundleID: bundle, channelEnvironment: .production, production: client, sandbox: client),
             ])
-            let settings = TranslatorSettings(lateStartInterval: .milliseconds(200))
+            let settings = TranslatorSettings(audiencePage: audiencePage, lateStartInterval: .milliseconds(200))
             return try await TranslatorHarness.run(
                 on: store, name: name, topology: sender.topology, settings: settings, channels: channels
             ) { translator, _ in
@@ -151,6 +152,42 @@ struct GamePipelineTests {
             // One round or two, as the devices came.
             let traced = trace.filter { $0.kind == .pushDecided && $0.detail.hasPrefix("late start for") }
             #expect(!traced.isEmpty && traced.allSatisfy { $0.detail.contains("device(s) that came after the start") })
+        }
+    }
+
+    /// A start whose audience is more than a page: the translator reads it a page at a time
+    /// once the start is stored, and every follower is started once, with the start the first
+    /// page got. A fan who follows while the pages are read is started once too, by the page
+    /// or by a late start, never by both.
+    @Test(arguments: StoreKind.underTest)
+    func aStartForMoreFollowersThanAPageReachesEachOnce(store: StoreKind) async throws {
+        try await Self.withPipeline(store: store, audiencePage: 4) { translator, sender in
+            var fans: [String] = []
+            for index in 0..<11 {
+                let token = randomDeviceToken()
+                fans.append(token)
+                try await translator.store.registerPushToStartToken(PushToStartToken(
+                    userID: "fan-\(index)", attributesType: "ScoreAttributes", token: token, registeredAt: Date(), osVersion: "18.2"))
+                _ = try await translator.store.follow(userID: "fan-\(index)", topic: "team:hom", at: Date())
+            }
+            try await translator.publisher.publish(try Self.game("g-pages", home: 0, topics: ["team:hom"], at: 0))
+            let late = randomDeviceToken()
+            try await translator.store.registerPushToStartToken(PushToStartToken(
+                userID: "fan-late", attributesType: "ScoreAttributes", token: late, registeredAt: Date(), osVersion: "18.2"))
+            _ = try await translator.store.follow(userID: "fan-late", topic: "team:hom", at: Date())
+            try await eventually("every follower started") {
+                (fans + [late]).allSatisfy { !sender.simulator.deliveries(toDevice: $0).isEmpty }
+            }
+            try await Task.sleep(for: .milliseconds(600))
+            let starts = (fans + [late]).map { sender.simulator.deliveries(toDevice: $0) }
+            #expect(starts.allSatisfy { $0.count == 1 }, "each started once: \(starts.map(\.count))")
+            let payloads = Set(fans.compactMap { sender.simulator.deliveries(toDevice: $0).first.flatMap(Self.aps) })
+            #expect(payloads.count == 1, "the same start on every page")
+            #expect(payloads.first?["event"] == .string("start") && payloads.first?["input-push-channel"] != nil)
+            let trace = try await translator.store.trace(activityID: "g-pages", limit: 100)
+            let paged = try #require(trace.first { $0.detail.contains("more device(s) of its audience") })
+            // 4 with the batch, then 4 and the last 3 (4, if the late fan followed before).
+            #expect(paged.detail.hasSuffix("read in 2 page(s)"), "\(paged.detail)")
         }
     }
 

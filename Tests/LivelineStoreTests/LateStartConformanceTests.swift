@@ -34,6 +34,14 @@ struct LateStartConformanceTests {
             try await store.setPreferences(UserPreferences(activitiesEnabled: false, frequentPushesEnabled: false), userID: "u-4")
             _ = try await store.follow(userID: "u-4", topic: "team:ars", at: Fixtures.time(23))
 
+            // The start's audience read in pages after its first leaves the queued devices to
+            // their late start, and another game's keeps them.
+            let topics = ["team:ars", "league:epl"]
+            let pages = try await store.audience(topics: topics, attributesType: "ScoreAttributes", of: "g-1", after: nil, limit: 100)
+            #expect(pages.map { "\($0.userID)/\($0.deviceID)" } == ["u-1/a"])
+            let other = try await store.audience(topics: topics, attributesType: "ScoreAttributes", of: "g-2", after: nil, limit: 100)
+            #expect(other.map { "\($0.userID)/\($0.deviceID)" } == ["u-1/a", "u-1/c", "u-2/a", "u-2/b", "u-3/a"])
+
             #expect(try await Self.claim(store, limit: 2).map(\.description) == ["g-1 u-2/a", "g-1 u-2/b"])
             let rest = try await Self.claim(store)
             #expect(rest.map(\.description) == ["g-1 u-3/a", "g-1 u-1/c"])

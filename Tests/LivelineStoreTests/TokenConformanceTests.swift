@@ -143,6 +143,14 @@ struct TokenConformanceTests {
             let audience = try await store.audience(topics: topics, attributesType: "ScoreAttributes")
             #expect(audience.map { "\($0.userID)/\($0.deviceID)" } == ["u-1/a", "u-1/b", "u-2/a", "u-2/b"])
             #expect(audience.map(\.token) == [Fixtures.token(1), Fixtures.token(2), Fixtures.token(3), Fixtures.token(6)])
+            // Read in pages, each from just after the last device of the one before.
+            let first = try await store.audience(topics: topics, attributesType: "ScoreAttributes", of: nil, after: nil, limit: 3)
+            #expect(first == Array(audience.prefix(3)))
+            let second = try await store.audience(
+                topics: topics, attributesType: "ScoreAttributes", of: nil, after: AudiencePosition(after: first[2]), limit: 3)
+            #expect(second == [audience[3]])
+            #expect(try await store.audience(
+                topics: topics, attributesType: "ScoreAttributes", of: nil, after: AudiencePosition(after: second[0]), limit: 3).isEmpty)
             // A follower who turns Live Activities off is left out until turning them on again.
             try await store.setPreferences(UserPreferences(activitiesEnabled: false, frequentPushesEnabled: false), userID: "u-2")
             #expect(try await store.audience(topics: topics, attributesType: "ScoreAttributes").map(\.userID) == ["u-1", "u-1"])

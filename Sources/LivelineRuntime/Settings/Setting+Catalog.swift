@@ -11,7 +11,7 @@ extension Setting {
         apiHost, apiPort, jwtHS256Secret, jwtES256PublicKeyFile, jwtIssuer, jwtAudience, tokenEnvironments,
         userRequestsPerMinute, appRequestsPerSecond, devicesPerUser, followsPerUser, topicKinds, producersFile,
         maxBatchEvents, maxBodyBytes, publishTimeout, webhookGiveUp,
-        bundleID, domainsFile, jobsPerMessage, linger, maxBatch, translateShards, sendShards, traceFlush,
+        bundleID, domainsFile, jobsPerMessage, audiencePage, linger, maxBatch, translateShards, sendShards, traceFlush,
         apps, appBundleID, appTeamID, appKeyID, appKey, appEnvironment,
         productionEndpoint, sandboxEndpoint, endpoint, caFile,
         opsHost, opsPort, stallAfter, drainTimeout,
@@ -144,6 +144,13 @@ extension Setting {
         """
         The most jobs of one event in one message on `liveline.push` (a bundle, see \
         [Topology](../architecture.md#topology)); 1 publishes each job alone
+        """)
+    static let audiencePage = Setting(
+        "translator.audience-page", .integer(100...100_000, unit: "devices", default: TranslatorSettings().audiencePage),
+        readBy: "translator",
+        """
+        Devices of a shared start's audience read and started at once: a game's start reaches its followers a page \
+        at a time, so the translator's memory is one page's whatever the audience
         """)
     static let linger = Setting(
         "translator.linger-ms", .integer(0...1_000, unit: "ms", default: Int(TranslatorSettings().linger / .milliseconds(1))),

@@ -35,6 +35,8 @@ public struct WorkerSettings: Sendable {
     public var retryTiers: [LivelineTopology.RetryTier]
     /// ``Setting/jobsPerMessage``.
     public var jobsPerMessage: Int
+    /// ``Setting/audiencePage`` (``TranslatorSettings/audiencePage``).
+    public var audiencePage: Int
     /// ``Setting/linger`` (``TranslatorSettings/linger``).
     public var lingerMilliseconds: Int
     /// ``Setting/maxBatch`` (``TranslatorSettings/maxBatchSize``).
@@ -76,6 +78,7 @@ public struct WorkerSettings: Sendable {
         sweepsOrphanChannels = try Setting.sweepOrphans.flag(config)
         retryTiers = try Self.retryTiers(Setting.retryDelays.text(config)!)
         jobsPerMessage = try Setting.jobsPerMessage.integer(config)
+        audiencePage = try Setting.audiencePage.integer(config)
         lingerMilliseconds = try Setting.linger.integer(config)
         maxBatchSize = try Setting.maxBatch.integer(config)
         translateShards = try Setting.translateShards.integer(config)
@@ -115,7 +118,7 @@ public struct WorkerSettings: Sendable {
         let prefetch = max(Int(TranslatorSettings().prefetch), 6 * maxBatchSize)
         return TranslatorSettings(
             prefetch: UInt16(prefetch), maxBatchSize: maxBatchSize, linger: .milliseconds(lingerMilliseconds),
-            jobsPerMessage: jobsPerMessage)
+            jobsPerMessage: jobsPerMessage, audiencePage: audiencePage)
     }
 
     /// The sender's settings: the topology and the trace's group commit.

@@ -25,6 +25,9 @@ struct BatchPlan: Sendable {
         /// The broker delivered its message before: an earlier attempt may have stored it
         /// and died before publishing.
         var redelivered = false
+        /// A shared start whose audience is more than the page read with the batch: the rest
+        /// is read and started once the start is stored.
+        var audienceRest: AudienceRest?
     }
 
     private(set) var entries: [Entry] = []
@@ -51,6 +54,8 @@ struct BatchPlan: Sendable {
         var audiences: [String: [PushToStartToken]] = [:]
         /// When each audience was read: who follows from then on is started late.
         var audienceReadAt: [String: Date] = [:]
+        /// Where the first page of an audience ended, when it was full: there may be more.
+        var audienceRest: [String: AudiencePosition] = [:]
     }
     private let shared: SharedTargets
 
@@ -126,9 +131,22 @@ struct BatchPlan: Sendable {
         let decision = translator.translate(
             event: event, activity: replay ?? state.snapshot, tokens: state.tokens,
             preferences: state.preferences, budget: state.budget, now: now)
+        // The rest of the audience gets this very start: the same event, translated on the same
+        // state, for each page's devices.
+        let audienceRest = shared.audienceRest[event.activityId].flatMap { after -> AudienceRest? in
+            guard let topics = event.topics, case .send(let send) = decision, send.newSnapshot.pushToStartSentAt == event.time
+            else { return nil }
+            return AudienceRest(
+                event: event, topics: topics, attributesType: translator.attributesType(ofDomain: event.domain) ?? "",
+                after: after, activity: replay ?? state.snapshot,
+                tokens: TokenSnapshot(channelID: state.tokens.channelID, channelEnvironment: state.tokens.channelEnvironment),
+                preferences: state.preferences, budget: state.budget, now: now, copy: redelivered)
+        }
         // The decision moves into the entry, which moves into the plan; both are read in place
         // after, since a copy of either is a retain for each of their many fields.
-        var entry = Entry(event: event, body: body, decision: decision, budgetBefore: state.budget, redelivered: redelivered)
+        var entry = Entry(
+            event: event, body: body, decision: decision, budgetBefore: state.budget, redelivered: redelivered,
+            audienceRest: audienceRest)
         if replay != nil {
             // Stored by the earlier attempt already: publish again, store and spend nothing.
             if case .send(let send) = entry.decision { entry.budgetBefore = send.newBudget }

@@ -31,6 +31,9 @@ struct BatchProcessor: Sendable {
     var channels: ChannelOpener? = nil
     /// Reports drops and dead letters to the producers that asked; nil reports none.
     var outcomes: OutcomeReporter? = nil
+    /// Told of each page of an audience published: a start for a million followers is one
+    /// batch that takes a minute, and must not look stuck.
+    var health: WorkLoopHealth? = nil
 
     /// A batch whose state is stored and whose messages are ready to publish.
     struct PreparedBatch: Sendable {
@@ -50,6 +53,9 @@ struct BatchProcessor: Sendable {
         /// Ids of the jobs made from redelivered events: an earlier attempt may have
         /// published them, and another translator newer jobs of their lanes since.
         var copies: Set<String> = []
+        /// Shared starts whose audience goes on past the page read with the batch: the
+        /// rest is read and published after the batch's own jobs, a page at a time.
+        var audienceRests: [AudienceRest] = []
     }
 
     /// One message of a batch: its bytes, and whether the broker delivered it before.
@@ -224,9 +230,17 @@ struct BatchProcessor: Sendable {
                     ]))
                 }
             }
-            if let topics = event.topics, activity?.pushToStartSentAt == nil, targets.audiences[event.activityId] == nil {
+            // Not sent yet, or sent by this very event: a redelivery may publish it again.
+            if let topics = event.topics, activity?.pushToStartSentAt == nil || activity?.pushToStartSentAt.map(EventTime.init) == event.time,
+                targets.audiences[event.activityId] == nil
+            {
                 targets.audienceReadAt[event.activityId] = Date()
-                targets.audiences[event.activityId] = try await store.audience(topics: topics, attributesType: domain.attributesType)
+                let page = try await store.audience(
+                    topics: topics, attributesType: domain.attributesType, of: event.activityId, after: nil, limit: settings.audiencePage)
+                targets.audiences[event.activityId] = page
+                if page.count == settings.audiencePage, let last = page.last {
+                    targets.audienceRest[event.activityId] = AudiencePosition(after: last)
+                }
             }
         }
         return targets
@@ -276,6 +290,7 @@ struct BatchProcessor: Sendable {
         //    stored a newer event or an end meanwhile).
         var sends: [TranslationDecision.Send] = []
         var copies = Set<String>()
+        var audienceRests: [AudienceRest] = []
         var unapplied: [TraceEntry] = []
         for entryIndex in plan.entries.indices {
             switch plan.entries[entryIndex].decision {
@@ -295,6 +310,7 @@ struct BatchProcessor: Sendable {
                     report(.dropped, plan.entries[entryIndex].event, reason: "superseded", into: &outcomeMessages)
                 } else {
                     if plan.entries[entryIndex].redelivered { copies.formUnion(send.jobs.lazy.map(\.jobId)) }
+                    if let rest = plan.entries[entryIndex].audienceRest { audienceRests.append(rest) }
                     sends.append(send)
                 }
             case .drop(let drop):
@@ -324,7 +340,7 @@ struct BatchProcessor: Sendable {
             outgoing: outgoing, jobsToPublish: jobs, publishedAt: EventTime(Date()),
             received: planned.received, translated: sends.count, jobs: jobs.count,
             downgraded: sends.count { $0.downgraded }, dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart,
-            outcomes: outcomeMessages, copies: copies)
+            outcomes: outcomeMessages, copies: copies, audienceRests: audienceRests)
     }
 
     /// Adds the event's outcome when its domain's producers asked for outcomes.
@@ -396,6 +412,8 @@ struct BatchProcessor: Sendable {
         var receipt: PublishReceipt
         /// The batch's outcomes: a full queue's refusal drops them, it does not fail the batch.
         var outcomes: (count: Int, receipt: PublishReceipt)? = nil
+        /// Starts published from the rest of audiences, beyond the batch's own jobs.
+        var audienceStarts = 0
     }
 
     /// Queues the batch's dead letters and jobs on the publisher connection: batches
@@ -412,35 +430,56 @@ struct BatchProcessor: Sendable {
     /// is confirmed here, before the next batch may submit, so batch order holds.
     func submit(_ batch: PreparedBatch) async throws -> Submitted {
         var messages = batch.outgoing
-        let jobs = batch.jobsToPublish
-        var next = jobs.startIndex
+        var jobs = batch.jobsToPublish[...]
+        var rests = batch.audienceRests[...]
+        var audienceStarts = 0
+        // Whether `jobs` are a page of a redelivered start's audience: copies, all of them.
+        var pageOfCopies = false
         // Two slices in flight: the broker works on one while the next is encoded and sent.
         var previous: Submitted?
         while true {
-            let end = min(jobs.endIndex, next + settings.publishSlice)
-            for shard in Self.byShard(jobs[next..<end], topology: topology) {
+            let slice = jobs.prefix(settings.publishSlice)
+            jobs = jobs.dropFirst(slice.count)
+            for shard in Self.byShard(slice, topology: topology) {
                 var start = shard.startIndex
                 while start < shard.endIndex {
                     let stop = min(shard.endIndex, start + settings.jobsPerMessage)
                     var message = OutgoingMessage.jobs(shard[start..<stop], topology: topology, publishedAt: batch.publishedAt)
                     // The sender checks a copy against the store before sending it.
-                    if !batch.copies.isEmpty, shard[start..<stop].contains(where: { batch.copies.contains($0.jobId) }) {
+                    if pageOfCopies
+                        || !batch.copies.isEmpty && shard[start..<stop].contains(where: { batch.copies.contains($0.jobId) })
+                    {
                         message.properties.headers[AMQPMessage.resentHeader] = .bool(true)
                     }
                     messages.append(message)
                     start = stop
                 }
             }
-            next = end
-            var slice = Submitted(messages: messages, receipt: publisher.submit(contentsOf: messages))
-            if let previous { try await confirmed(previous.messages, receipt: previous.receipt) }
-            if next == jobs.endIndex {
-                if !batch.outcomes.isEmpty {
-                    slice.outcomes = (batch.outcomes.count, publisher.submit(contentsOf: batch.outcomes))
+            // Then the rest of each start's audience, a page at a time.
+            while jobs.isEmpty, var rest = rests.first {
+                if let page = try await nextAudiencePage(&rest) {
+                    jobs = page[...]
+                    pageOfCopies = rest.copy
+                    audienceStarts += page.count
+                    rests[rests.startIndex] = rest
+                    health?.progressed()
+                } else {
+                    rests.removeFirst()
+                    try await store.appendTrace([TraceEntry(
+                        activityID: rest.event.activityId, at: Date(), kind: .pushDecided,
+                        detail: "event \(rest.event.id): start for \(rest.started) more device(s) of its audience, read in \(rest.pages) page(s)")])
                 }
-                return slice
             }
-            previous = slice
+            var submitted = Submitted(messages: messages, receipt: publisher.submit(contentsOf: messages))
+            if let previous { try await confirmed(previous.messages, receipt: previous.receipt) }
+            if jobs.isEmpty {
+                if !batch.outcomes.isEmpty {
+                    submitted.outcomes = (batch.outcomes.count, publisher.submit(contentsOf: batch.outcomes))
+                }
+                submitted.audienceStarts = audienceStarts
+                return submitted
+            }
+            previous = submitted
             messages = []
         }
     }
@@ -463,7 +502,7 @@ struct BatchProcessor: Sendable {
         _ = metrics.record(.publish, since: batch.startedPublishing)
         metrics.received.increment(by: batch.received)
         metrics.translated.increment(by: batch.translated)
-        metrics.jobsPublished.increment(by: batch.jobs)
+        metrics.jobsPublished.increment(by: batch.jobs + submitted.audienceStarts)
         metrics.downgraded.increment(by: batch.downgraded)
         for (reason, count) in batch.dropped { metrics.dropped(reason, count: count) }
         for (reason, count) in batch.deadLettered { metrics.deadLettered(reason, count: count) }

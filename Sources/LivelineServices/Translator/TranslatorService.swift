@@ -65,7 +65,8 @@ public struct TranslatorService: Service {
         self.processor = BatchProcessor(
             translator: translator, store: store, publisher: publisher, topology: topology,
             settings: settings, metrics: metrics, logger: logger, channels: channels,
-            outcomes: outcomes.isEmpty ? nil : OutcomeReporter(domains: outcomes, topology: topology, stage: .translator, factory: metricsFactory))
+            outcomes: outcomes.isEmpty ? nil : OutcomeReporter(domains: outcomes, topology: topology, stage: .translator, factory: metricsFactory),
+            health: health)
     }
 
     /// Consumes the shards it holds until graceful shutdown (then drains and returns),

@@ -55,6 +55,10 @@ public struct TranslatorSettings: Sendable, Hashable {
     /// peak RSS to 204-208 MiB against 163-166 MiB: its prefetch of 1,000 messages holds that
     /// many bundles. 1 publishes every job alone.
     public var jobsPerMessage: Int
+    /// Devices of a shared start's audience read and started at once. A game's start reads
+    /// its followers a page at a time, so the translator holds one page's tokens and jobs
+    /// whatever the audience. Default 4,096, a publish slice's worth.
+    public var audiencePage: Int
     /// How often the worker looks at the live workers and rebalances the shards it holds
     /// (``ShardLeases``). Default 1 s: a worker that joins or leaves is balanced within a few.
     public var balanceInterval: Duration
@@ -69,8 +73,10 @@ public struct TranslatorSettings: Sendable, Hashable {
         publishAttempts: Int = 3, publishRetryDelay: Duration = .milliseconds(200),
         failureBackoff: Duration = .milliseconds(500), budgetWindowSeconds: Double = 3_600,
         parseConcurrency: Int = ProcessInfo.processInfo.activeProcessorCount, publishSlice: Int = 4_096,
-        jobsPerMessage: Int = 16, balanceInterval: Duration = .seconds(1), lateStartInterval: Duration = .seconds(2)
+        jobsPerMessage: Int = 16, audiencePage: Int = 4_096, balanceInterval: Duration = .seconds(1),
+        lateStartInterval: Duration = .seconds(2)
     ) {
+        self.audiencePage = max(1, audiencePage)
         self.balanceInterval = balanceInterval
         self.lateStartInterval = lateStartInterval
         self.publishSlice = max(1, publishSlice)

@@ -217,8 +217,12 @@ extension PostgresLivelineStore {
         return spent
     }
 
-    public func audience(topics: [String], attributesType: String) async throws -> [PushToStartToken] {
-        guard !topics.isEmpty else { return [] }
+    public func audience(
+        topics: [String], attributesType: String, of activityID: String?, after: AudiencePosition?, limit: Int
+    ) async throws -> [PushToStartToken] {
+        guard !topics.isEmpty, limit > 0 else { return [] }
+        // Row comparison on the key's order: a page costs its own rows, not every row before it.
+        let afterUser = after?.userID ?? "", afterDevice = after?.deviceID ?? ""
         var audience: [PushToStartToken] = []
         for (userID, deviceID, token, registered, environment, osVersion) in try await query("""
             SELECT p.user_id, p.device_id, p.token, p.registered_ms, p.environment, p.os_version
@@ -226,7 +230,11 @@ extension PostgresLivelineStore {
             WHERE p.attributes_type = \(attributesType)
               AND p.user_id IN (SELECT f.user_id FROM follows f WHERE f.topic = ANY(\(topics)::text[]))
               AND NOT EXISTS (SELECT 1 FROM preferences pr WHERE pr.user_id = p.user_id AND NOT pr.activities_enabled)
-            ORDER BY p.user_id, p.device_id
+              AND NOT EXISTS (SELECT 1 FROM late_starts l
+                              WHERE l.activity_id = \(activityID) AND l.user_id = p.user_id AND l.device_id = p.device_id)
+              AND (p.user_id, p.attributes_type, p.device_id) > (\(afterUser), \(attributesType), \(afterDevice))
+            ORDER BY p.user_id, p.attributes_type, p.device_id
+            LIMIT \(limit)
             """).decode((String, String, String, Int64, String, String?).self) {
             audience.append(PushToStartToken(
                 userID: userID, attributesType: attributesType, deviceID: deviceID, token: token,

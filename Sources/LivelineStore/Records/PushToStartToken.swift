@@ -39,3 +39,16 @@ public struct PushToStartToken: Sendable, Hashable, Codable {
         self.osVersion = osVersion
     }
 }
+
+/// A place in a start's audience, which is read in pages in the order of user and device
+/// (``ActivityStore/audience(topics:attributesType:of:after:limit:)``).
+public struct AudiencePosition: Sendable, Hashable {
+    public var userID: String
+    public var deviceID: String
+
+    /// Just after `token`.
+    public init(after token: PushToStartToken) {
+        userID = token.userID
+        deviceID = token.deviceID
+    }
+}

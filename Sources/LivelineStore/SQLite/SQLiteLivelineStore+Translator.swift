@@ -221,17 +221,27 @@ extension SQLiteLivelineStore {
         return spent
     }
 
-    public func audience(topics: [String], attributesType: String) async throws -> [PushToStartToken] {
-        guard !topics.isEmpty else { return [] }
+    public func audience(
+        topics: [String], attributesType: String, of activityID: String?, after: AudiencePosition?, limit: Int
+    ) async throws -> [PushToStartToken] {
+        guard !topics.isEmpty, limit > 0 else { return [] }
+        // Two statements, not `(?4 IS NULL OR …)`: the position must be a range on the key for
+        // a page to cost its own rows, not every row before it.
+        let position = after == nil ? "" : "AND p.user_id >= ?4 AND (p.user_id > ?4 OR p.device_id > ?5)"
         return try await pool.read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT \(Self.pushToStartColumns)
                 FROM push_to_start_tokens p
-                WHERE p.attributes_type = ?
-                  AND p.user_id IN (SELECT f.user_id FROM follows f WHERE f.topic IN (SELECT value FROM json_each(?)))
+                WHERE p.attributes_type = ?1
+                  AND p.user_id IN (SELECT f.user_id FROM follows f WHERE f.topic IN (SELECT value FROM json_each(?2)))
                   AND NOT EXISTS (SELECT 1 FROM preferences pr WHERE pr.user_id = p.user_id AND pr.activities_enabled = 0)
-                ORDER BY p.user_id, p.device_id
-                """), arguments: [attributesType, Self.json(topics)]).map { Self.pushToStartToken(from: $0) }
+                  AND NOT EXISTS (SELECT 1 FROM late_starts l
+                                  WHERE l.activity_id = ?3 AND l.user_id = p.user_id AND l.device_id = p.device_id)
+                  \(position)
+                ORDER BY p.user_id, p.attributes_type, p.device_id
+                LIMIT ?6
+                """), arguments: [attributesType, Self.json(topics), activityID, after?.userID, after?.deviceID, limit])
+                .map { Self.pushToStartToken(from: $0) }
         }
     }
 
