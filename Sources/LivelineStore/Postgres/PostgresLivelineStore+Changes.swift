@@ -221,14 +221,15 @@ extension PostgresLivelineStore {
         topics: [String], attributesType: String, of activityID: String?, after: AudiencePosition?, limit: Int
     ) async throws -> [PushToStartToken] {
         guard !topics.isEmpty, limit > 0 else { return [] }
-        // Row comparison on the key's order: a page costs its own rows, not every row before it.
+        // A page walks the tokens in key order from the position (a row comparison on the key)
+        // and looks each one's follows up by key: it costs its own rows, not every follower.
         let afterUser = after?.userID ?? "", afterDevice = after?.deviceID ?? ""
         var audience: [PushToStartToken] = []
         for (userID, deviceID, token, registered, environment, osVersion) in try await query("""
             SELECT p.user_id, p.device_id, p.token, p.registered_ms, p.environment, p.os_version
             FROM push_to_start_tokens p
             WHERE p.attributes_type = \(attributesType)
-              AND p.user_id IN (SELECT f.user_id FROM follows f WHERE f.topic = ANY(\(topics)::text[]))
+              AND EXISTS (SELECT 1 FROM follows f WHERE f.user_id = p.user_id AND f.topic = ANY(\(topics)::text[]))
               AND NOT EXISTS (SELECT 1 FROM preferences pr WHERE pr.user_id = p.user_id AND NOT pr.activities_enabled)
               AND NOT EXISTS (SELECT 1 FROM late_starts l
                               WHERE l.activity_id = \(activityID) AND l.user_id = p.user_id AND l.device_id = p.device_id)

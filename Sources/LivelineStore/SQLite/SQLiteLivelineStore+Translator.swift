@@ -225,15 +225,17 @@ extension SQLiteLivelineStore {
         topics: [String], attributesType: String, of activityID: String?, after: AudiencePosition?, limit: Int
     ) async throws -> [PushToStartToken] {
         guard !topics.isEmpty, limit > 0 else { return [] }
-        // Two statements, not `(?4 IS NULL OR …)`: the position must be a range on the key for
-        // a page to cost its own rows, not every row before it.
+        // A page walks the tokens in key order from the position, and looks each one's follows
+        // up by key: it costs its own rows. Two statements, not `(?4 IS NULL OR …)`, so the
+        // position is a range on the key; and a lookup, not `IN (SELECT … FROM follows)`, which
+        // gathered every follower of the topics again for each page.
         let position = after == nil ? "" : "AND p.user_id >= ?4 AND (p.user_id > ?4 OR p.device_id > ?5)"
         return try await pool.read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT \(Self.pushToStartColumns)
                 FROM push_to_start_tokens p
                 WHERE p.attributes_type = ?1
-                  AND p.user_id IN (SELECT f.user_id FROM follows f WHERE f.topic IN (SELECT value FROM json_each(?2)))
+                  AND EXISTS (SELECT 1 FROM follows f WHERE f.user_id = p.user_id AND f.topic IN (SELECT value FROM json_each(?2)))
                   AND NOT EXISTS (SELECT 1 FROM preferences pr WHERE pr.user_id = p.user_id AND pr.activities_enabled = 0)
                   AND NOT EXISTS (SELECT 1 FROM late_starts l
                                   WHERE l.activity_id = ?3 AND l.user_id = p.user_id AND l.device_id = p.device_id)
