@@ -64,6 +64,12 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
     public var maxUnconfirmedPublishes: Int
     /// A name shown in the broker's management UI for this connection.
     public var connectionName: String
+    /// The most body bytes the connection's consumers may hold delivered and not yet settled
+    /// (acked, nacked or rejected). Past it the connection reads nothing from the broker until
+    /// settlements bring it back under: a bound in bytes beside the prefetch, which the broker
+    /// counts in messages whatever their size. Publish confirms wait with the rest, so give
+    /// it to a connection that only consumes. `nil` (the default): the prefetch alone.
+    public var maximumHeldBytes: Int? = nil
 
     /// TLS (amqps) settings. TLS 1.2 is the minimum version.
     public struct TLS: Sendable {

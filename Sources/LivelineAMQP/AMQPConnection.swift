@@ -270,6 +270,7 @@ final class ConsumerRecord: @unchecked Sendable {
     var finishPending = false
     var coalescer = AckCoalescer()
     var lastDeliveredTag: UInt64 = 0
+    var held = HeldBytes()
 
     init(id: UInt64, queue: String, prefetch: UInt16) {
         self.id = id

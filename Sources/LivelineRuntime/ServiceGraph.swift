@@ -46,8 +46,12 @@ public struct ServiceGraph: Sendable {
     var eventSink: BrokerEventSink?
 
     /// Opens a broker connection for the graph's services, which ``shutdown()`` closes.
-    mutating func connect(_ name: String, _ settings: LivelineSettings, logger: Logger, retry: StartupRetry?) async throws -> AMQPConnection {
-        let connection = try await LivelineRuntime.connect(settings.amqp, as: name, logger: logger, retry: retry)
+    mutating func connect(
+        _ name: String, _ settings: LivelineSettings, maximumHeldBytes: Int? = nil, logger: Logger, retry: StartupRetry?
+    ) async throws -> AMQPConnection {
+        var amqp = settings.amqp
+        amqp.maximumHeldBytes = maximumHeldBytes
+        let connection = try await LivelineRuntime.connect(amqp, as: name, logger: logger, retry: retry)
         brokers.append((name, connection))
         return connection
     }
@@ -310,7 +314,8 @@ private func buildSender(
     let (settings, workers) = (role.common, role.workers)
     let clients = try role.apns!.clients(logger: logger)
     graph.apns = clients
-    let consuming = try await graph.connect("sender-in", settings, logger: logger, retry: retry)
+    let consuming = try await graph.connect(
+        "sender-in", settings, maximumHeldBytes: workers.senderPrefetchMiB << 20, logger: logger, retry: retry)
     let publishing = try await graph.connect("sender-out", settings, logger: logger, retry: retry)
     try await workers.topology.checkShardCounts(on: publishing)
     try await publishing.declare(workers.topology.amqp)

@@ -150,6 +150,58 @@ struct AMQPIntegrationTests {
         }
     }
 
+    /// A connection that may hold 10,000 body bytes unsettled takes about ten 1,000-byte
+    /// messages, though its prefetch allows 500, and the rest as it acks: nothing lost, in
+    /// order, and its heartbeats not missed while it reads nothing.
+    @Test func heldBytesBoundWhatAConsumerTakesBeyondThePrefetch() async throws {
+        try await withBroker {
+            var configuration = try Broker.configuration()
+            configuration.maximumHeldBytes = 10_000
+            configuration.heartbeat = .seconds(1)
+            let connection = try await AMQPConnection.connect(configuration, logger: Broker.logger)
+            let queue = Broker.unique("held")
+            try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
+            let body = String(repeating: "x", count: 990)
+            try await connection.publish(contentsOf: (0..<60).map { message(String(format: "%09d ", $0) + body, to: queue) })
+
+            let consumer = try await connection.consume(queue: queue, prefetch: 500)
+            /// What arrives within `wait`, or nothing.
+            func take(within wait: Duration) async throws -> [AMQPDelivery] {
+                try await withThrowingTaskGroup(of: [AMQPDelivery].self) { group in
+                    group.addTask { try await consumer.nextBatch(maxSize: 500, linger: .zero) ?? [] }
+                    group.addTask {
+                        try? await Task.sleep(for: wait)
+                        return []
+                    }
+                    var taken: [AMQPDelivery] = []
+                    for try await batch in group {
+                        taken += batch
+                        group.cancelAll()
+                    }
+                    return taken
+                }
+            }
+            var held: [AMQPDelivery] = []
+            // Until nothing more comes for longer than two heartbeats: a connection that reads
+            // nothing must not take the broker's silence for a loss.
+            while case let batch = try await take(within: .seconds(3)), !batch.isEmpty { held += batch }
+            #expect((10...11).contains(held.count), "took \(held.count) of 60 with 10,000 bytes allowed")
+            var order = held.map { Int(String(decoding: $0.body.prefix(9), as: UTF8.self))! }
+            for delivery in held { delivery.ack() }
+            while order.count < 60 {
+                for delivery in try await take(within: .seconds(10)) {
+                    order.append(Int(String(decoding: delivery.body.prefix(9), as: UTF8.self))!)
+                    delivery.ack()
+                }
+            }
+            #expect(order == Array(0..<60))
+            #expect(connection.state == .connected, "never reconnected")
+            await consumer.close()
+            try await connection.delete(queue: queue)
+            await connection.close()
+        }
+    }
+
     /// A trickle taken in batches: once a linger ran its course, the owner thread leaves the
     /// socket unread through the next (DeliveryBuffer). Every message still arrives once and
     /// in order, the acks made meanwhile reach the broker, and a message after the trickle

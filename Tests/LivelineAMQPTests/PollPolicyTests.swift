@@ -7,11 +7,19 @@ import Testing
 
     func decide(
         heartbeat: Duration = .seconds(15), closing: Bool = false, unsettled: Bool = false, publishes: Bool = false,
-        consumers: [DeliveryBuffer.LingerWait?] = []
+        consumers: [DeliveryBuffer.LingerWait?] = [], held: Bool = false
     ) -> PollPolicy {
         PollPolicy.decide(
             heartbeat: heartbeat, closing: closing, unsettledDeliveries: unsettled, publishesAwaitBroker: publishes,
-            consumers: consumers, now: now)
+            consumers: consumers, readsHeld: held, now: now)
+    }
+
+    /// Consumers holding more than they may leave the socket unwatched, and the thread looks
+    /// again every 2 ms for the settlements that free them; a closing thread reads on.
+    @Test func heldReadsLeaveTheSocketUnwatched() {
+        #expect(decide(unsettled: true, held: true) == PollPolicy(timeout: 2, watchesSocket: false))
+        #expect(decide(unsettled: true, publishes: true, held: true) == PollPolicy(timeout: 2, watchesSocket: false))
+        #expect(decide(closing: true, unsettled: true, held: true) == PollPolicy(timeout: 50, watchesSocket: true))
     }
 
     func linger(_ milliseconds: Int, trickle: Bool) -> DeliveryBuffer.LingerWait {

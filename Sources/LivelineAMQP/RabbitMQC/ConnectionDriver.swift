@@ -297,7 +297,12 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             try flushAcks(record, force: false)
         }
         try sendWaitingPublishes()
-        let framesRead = try readFrames()
+        let readsHeld = !closing && holdsTooMuch
+        if readsHeld {
+            // Not reading, the thread cannot hear the broker: the silence is its own.
+            machine.inboundActivity(now: clock.now)
+        }
+        let framesRead = readsHeld ? 0 : try readFrames()
         let now = clock.now
         for record in machine.consumers { record.deliveries.tick(now: now) }
         if let connection, !connection.hasQueuedFrames {
@@ -309,15 +314,23 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         connection?.releaseBuffers()
 
         if commands.isEmpty && framesRead == 0 && !(machine.canPublish && socketWritable) {
-            sleep(wantWritable: machine.hasWaitingPublishes && !socketWritable, closing: closing)
+            sleep(wantWritable: machine.hasWaitingPublishes && !socketWritable, closing: closing, readsHeld: readsHeld)
         }
+    }
+
+    /// Whether the consumers hold more delivered bytes than ``AMQPConfiguration/maximumHeldBytes``:
+    /// then nothing is read until their settlements bring it under, and what the broker sends
+    /// meanwhile waits in the socket's buffers, outside the process.
+    private var holdsTooMuch: Bool {
+        guard let maximum = configuration.maximumHeldBytes else { return false }
+        return machine.consumers.reduce(0) { $0 + $1.held.total } > maximum
     }
 
     private var hasUnsettledDeliveries: Bool {
         machine.consumers.contains { $0.channel != 0 && $0.lastDeliveredTag >= $0.coalescer.settledBelow }
     }
 
-    private func sleep(wantWritable: Bool, closing: Bool) {
+    private func sleep(wantWritable: Bool, closing: Bool, readsHeld: Bool) {
         let mayBlock = mailbox.withLock { box -> Bool in
             guard box.commands.isEmpty, !box.closeRequested || closing else { return false }
             box.sleeping = true
@@ -327,7 +340,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         socketMayHaveInput = true
         guard mayBlock else { return }
         guard let connection else { return }
-        if connection.hasBufferedInput {
+        if connection.hasBufferedInput && !readsHeld {
             mailbox.withLock { $0.sleeping = false }
             return
         }
@@ -338,7 +351,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         let policy = PollPolicy.decide(
             heartbeat: configuration.heartbeat, closing: closing, unsettledDeliveries: hasUnsettledDeliveries,
             publishesAwaitBroker: machine.unconfirmedCount > 0 || machine.hasWaitingPublishes,
-            consumers: machine.consumers.map(\.deliveries.lingerWait), now: clock.now)
+            consumers: machine.consumers.map(\.deliveries.lingerWait), readsHeld: readsHeld, now: clock.now)
         _ = poll(&fds, policy.watchesSocket ? 2 : 1, policy.timeout)
         mailbox.withLock { $0.sleeping = false }
         // Any event on the socket (input, a hang-up, an error) is found by reading it.
@@ -369,6 +382,13 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
     private func establish(_ broker: AMQPConfiguration.Broker) throws(AMQPError) {
         do {
             let connection = try RabbitMQCConnection.open(to: broker, configuration: configuration)
+            if configuration.maximumHeldBytes != nil {
+                // What the broker sends while reads are held waits in this buffer; a broker RPC
+                // on the connection (a queue inspection) reads all of it into rabbitmq-c's own
+                // memory on its way to the reply, so it must stay small.
+                var size: Int32 = 256 * 1024
+                setsockopt(connection.socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
             self.connection = connection
             try connection.openChannel(Self.publisherChannel)
             try connection.selectConfirms(on: Self.publisherChannel)
@@ -440,6 +460,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         for record in machine.consumers {
             record.coalescer = AckCoalescer()
             record.lastDeliveredTag = 0
+            record.held = HeldBytes()
             record.channel = 0
         }
     }
@@ -585,6 +606,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         record.channel = channel
         record.coalescer = AckCoalescer()
         record.lastDeliveredTag = 0
+        record.held = HeldBytes()
         consumerByChannel[channel] = record.id
     }
 
@@ -627,6 +649,12 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         else { return }  // from before a reconnect: the broker requeued it already
         let tag = settlement.tag
         let channel = settlement.channel
+        if configuration.maximumHeldBytes != nil {
+            switch settlement.kind {
+            case .ack(let multiple), .nack(_, let multiple): record.held.settled(tag, multiple: multiple)
+            case .reject: record.held.settled(tag, multiple: false)
+            }
+        }
         switch settlement.kind {
         case .ack(multiple: false):
             record.coalescer.ack(tag)
@@ -696,6 +724,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         while count < 1024, let frame = try connection.nextFrame() {
             count += 1
             try handle(frame)
+            if configuration.maximumHeldBytes != nil, holdsTooMuch { break }
             // Emptied what the last `recv` brought: the next poll tells whether there is more.
             if pollSeesAllInput, !connection.hasBufferedInput { break }
         }
@@ -763,6 +792,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
                 exchange: exchange, routingKey: routingKey, redelivered: redelivered, deliveryTag: tag,
                 queue: record.queue, channel: content.channel, generation: generation, settler: self)
             record.lastDeliveredTag = tag
+            if configuration.maximumHeldBytes != nil { record.held.delivered(tag, bytes: content.body.count) }
             record.deliveries.yield(delivery)
         case .returned(let error):
             // The broker sends basic.return before the confirm of the same publish; match it by

@@ -11,6 +11,8 @@
 ///   (``DeliveryBuffer/lingerWait``). When every consumer lingers on a trickle and no publish
 ///   awaits the broker, the socket is left unread until the lingers end: one read of what
 ///   came meanwhile instead of one per message.
+/// - While the consumers hold more delivered bytes than they may (`readsHeld`), the socket is
+///   not watched, and the thread wakes every 2 ms to see whether settlements freed enough.
 struct PollPolicy: Equatable {
     /// Milliseconds `poll` may wait.
     var timeout: Int32
@@ -19,8 +21,9 @@ struct PollPolicy: Equatable {
 
     static func decide(
         heartbeat: Duration, closing: Bool, unsettledDeliveries: Bool, publishesAwaitBroker: Bool,
-        consumers: [DeliveryBuffer.LingerWait?], now: ContinuousClock.Instant
+        consumers: [DeliveryBuffer.LingerWait?], readsHeld: Bool = false, now: ContinuousClock.Instant
     ) -> PollPolicy {
+        if readsHeld, !closing { return PollPolicy(timeout: 2, watchesSocket: false) }
         let heartbeatMS = Int32(clamping: Int64(heartbeat / .milliseconds(1)))
         let idle = heartbeatMS > 0 ? min(1000, max(50, heartbeatMS / 4)) : 1000
         let timeout: Int32 = closing ? 50 : (unsettledDeliveries ? 2 : idle)

@@ -11,7 +11,7 @@ extension Setting {
         apiHost, apiPort, jwtHS256Secret, jwtES256PublicKeyFile, jwtIssuer, jwtAudience, tokenEnvironments,
         userRequestsPerMinute, appRequestsPerSecond, devicesPerUser, followsPerUser, topicKinds, producersFile,
         maxBatchEvents, maxBodyBytes, publishTimeout, webhookGiveUp,
-        bundleID, domainsFile, jobsPerMessage, audiencePage, linger, maxBatch, translateShards, sendShards, traceFlush,
+        bundleID, domainsFile, jobsPerMessage, audiencePage, linger, maxBatch, translateShards, sendShards, traceFlush, senderPrefetchMiB,
         apps, appBundleID, appTeamID, appKeyID, appKey, appEnvironment,
         productionEndpoint, sandboxEndpoint, endpoint, caFile,
         opsHost, opsPort, stallAfter, drainTimeout,
@@ -186,6 +186,15 @@ extension Setting {
 
     // MARK: The sender and its apps
 
+    static let senderPrefetchMiB = Setting(
+        "sender.prefetch-mib", .integer(1...1_024, unit: "MiB", default: 2), readBy: "sender",
+        """
+        The most MiB of jobs the sender holds from the broker unacked (received, in flight, or waiting for their \
+        trace commit); past it, it reads nothing more until acks bring it under. The broker counts its prefetch \
+        in messages, and a message holds up to `liveline.translator.jobs-per-message` jobs: a game's start for \
+        100,000 followers in bundles of 16 took the sender to 100 MiB under the message count alone, 64 MiB \
+        with this bound. A flow of single jobs stays under it
+        """)
     static let traceFlush = Setting(
         "sender.trace-flush-ms", .integer(1...1_000, unit: "ms", default: Int(SenderSettings().traceFlushInterval / .milliseconds(1))),
         readBy: "sender",

@@ -43,6 +43,9 @@ public struct WorkerSettings: Sendable {
     public var maxBatchSize: Int
     /// ``Setting/traceFlush`` (``SenderSettings/traceFlushInterval``).
     public var traceFlushMilliseconds: Int
+    /// ``Setting/senderPrefetchMiB``: the sender's consuming connection holds at most this
+    /// many MiB of delivered bodies unsettled (``LivelineAMQP/AMQPConfiguration/maximumHeldBytes``).
+    public var senderPrefetchMiB: Int
     /// ``Setting/translateShards``. A shard is the unit of order and of scaling. Every
     /// worker and on-call command of a deployment must agree, and a worker refuses to start
     /// when the broker holds another count (change it with `liveline reshard`).
@@ -84,6 +87,7 @@ public struct WorkerSettings: Sendable {
         translateShards = try Setting.translateShards.integer(config)
         sendShards = try Setting.sendShards.integer(config)
         traceFlushMilliseconds = try Setting.traceFlush.integer(config)
+        senderPrefetchMiB = try Setting.senderPrefetchMiB.integer(config)
         outcomes = OutcomeDomains(parsing: Setting.outcomeDomains.text(config) ?? "")
         let known = Set(translator.domains.map(\.name))
         if let unknown = outcomes.named.subtracting(known).sorted().first {
