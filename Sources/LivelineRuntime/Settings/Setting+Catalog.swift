@@ -11,7 +11,8 @@ extension Setting {
         apiHost, apiPort, jwtHS256Secret, jwtES256PublicKeyFile, jwtIssuer, jwtAudience, tokenEnvironments,
         userRequestsPerMinute, appRequestsPerSecond, devicesPerUser, followsPerUser, topicKinds, producersFile,
         maxBatchEvents, maxBodyBytes, publishTimeout, webhookGiveUp,
-        bundleID, domainsFile, jobsPerMessage, audiencePage, linger, maxBatch, translateShards, sendShards, traceFlush, senderPrefetchMiB,
+        bundleID, domainsFile, jobsPerMessage, audiencePage, linger, maxBatch, translateShards, sendShards,
+        traceFlush, senderPrefetchMiB,
         apps, appBundleID, appTeamID, appKeyID, appKey, appEnvironment,
         productionEndpoint, sandboxEndpoint, endpoint, caFile,
         opsHost, opsPort, stallAfter, drainTimeout,
@@ -192,7 +193,7 @@ extension Setting {
         The most MiB of jobs the sender holds from the broker unacked (received, in flight, or waiting for their \
         trace commit); past it, it reads nothing more until acks bring it under. The broker counts its prefetch \
         in messages, and a message holds up to `liveline.translator.jobs-per-message` jobs: a game's start for \
-        100,000 followers in bundles of 16 took the sender to 100 MiB under the message count alone, 64 MiB \
+        100,000 followers in bundles of 16 took the sender to 100 MiB under the message count alone, 60-68 MiB \
         with this bound. A flow of single jobs stays under it
         """)
     static let traceFlush = Setting(

@@ -47,12 +47,7 @@ extension BatchProcessor {
         rest.pages += 1
         rest.exhausted = page.count < settings.audiencePage
         var tokens = rest.tokens
-        tokens.audience = page.map(\.token)
-        for device in page {
-            let token = DeviceToken.lowercased(device.token)
-            if device.environment == .sandbox { tokens.sandboxTokens.insert(token) }
-            if let osVersion = device.osVersion { tokens.osVersions[token] = osVersion }
-        }
+        tokens.start(page)
         let decision = translator.translate(
             event: rest.event, activity: rest.activity, tokens: tokens, preferences: rest.preferences, budget: rest.budget,
             now: rest.now)
@@ -62,5 +57,18 @@ extension BatchProcessor {
         }
         rest.started += starts.count
         return starts
+    }
+}
+
+extension TokenSnapshot {
+    /// Makes `devices` the audience a start goes to, with each one's APNs environment and iOS
+    /// version.
+    mutating func start(_ devices: [PushToStartToken]) {
+        audience = devices.map(\.token)
+        for device in devices {
+            let token = DeviceToken.lowercased(device.token)
+            if device.environment == .sandbox { sandboxTokens.insert(token) }
+            if let osVersion = device.osVersion { osVersions[token] = osVersion }
+        }
     }
 }

@@ -118,14 +118,7 @@ struct BatchPlan: Sendable {
         var state = states[event.activityId] ?? .unknown
         if let channel = shared.channels[event.activityId] { state.tokens.channelID = channel }
         if let environment = shared.channelEnvironments[event.activityId] { state.tokens.channelEnvironment = environment }
-        if let audience = shared.audiences[event.activityId] {
-            state.tokens.audience = audience.map(\.token)
-            for device in audience {
-                let token = DeviceToken.lowercased(device.token)
-                if device.environment == .sandbox { state.tokens.sandboxTokens.insert(token) }
-                if let osVersion = device.osVersion { state.tokens.osVersions[token] = osVersion }
-            }
-        }
+        if let audience = shared.audiences[event.activityId] { state.tokens.start(audience) }
 
         let replay = redelivered ? Self.rewound(state.snapshot, for: event) : nil
         let decision = translator.translate(

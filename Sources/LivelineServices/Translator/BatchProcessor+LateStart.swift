@@ -62,12 +62,8 @@ extension BatchProcessor {
         guard let record = try await store.activity(id: activityID), let domain = translator.domain(named: record.domain),
             let snapshot = ActivityState.snapshot(of: record, kind: domain.kind)
         else { return nil }
-        var tokens = TokenSnapshot(audience: devices.map(\.token))
-        for device in devices {
-            let token = DeviceToken.lowercased(device.token)
-            if device.environment == .sandbox { tokens.sandboxTokens.insert(token) }
-            if let osVersion = device.osVersion { tokens.osVersions[token] = osVersion }
-        }
+        var tokens = TokenSnapshot()
+        tokens.start(devices)
         if domain.delivery == .channel, let channels {
             do {
                 let channel = try await channels.channel(domain: domain, key: activityID)
