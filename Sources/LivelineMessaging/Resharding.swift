@@ -19,6 +19,10 @@ import LivelineAMQP
 ///    to the new shards, then the senders.
 /// 3. Deletes the old shards; the broker cancels the old count's consumers, and those
 ///    workers stop with an error naming the queue.
+/// 4. Waits until those workers have let go of every old shard's lease. A worker does so
+///    only once it has finished and published everything it had received: "empty" counts
+///    only the messages no worker holds yet, and a worker's prefetch may still hold a
+///    backlog. Then it deletes the marker, which is what the new count's workers wait for.
 public struct Resharding: Sendable {
     public enum StageKind: String, Sendable, CaseIterable {
         case translate, send
@@ -30,6 +34,9 @@ public struct Resharding: Sendable {
         public var waiting: Int
         /// How long they have all been empty.
         public var emptyFor: Duration
+        /// Old shards whose workers still hold their lease, finishing what they received,
+        /// once the old shards are deleted.
+        public var leasesHeld = 0
     }
 
     /// What a reshard did.
@@ -114,8 +121,31 @@ public struct Resharding: Sendable {
             }
             if stage == .translate { try await connection.delete(exchange: old.hashExchange) }
         }
+        while case let held = try await Self.leasesHeld(oldStages, on: connection), held > 0 {
+            progress(Progress(waiting: 0, emptyFor: quiet, leasesHeld: held))
+            try await Task.sleep(for: interval)
+        }
         _ = try await connection.delete(queue: marker)
         return Summary(stage: stageName, from: from, to: shards, deleted: deleted)
+    }
+
+    /// How many of the stages' shard leases a worker holds: a lease is a queue exclusive to
+    /// its holder's connection, which another connection is refused even a look at.
+    static func leasesHeld(_ stages: [LivelineTopology.Stage], on connection: AMQPConnection) async throws -> Int {
+        var held = 0
+        for stage in stages {
+            for shard in 0..<stage.shards {
+                do {
+                    _ = try await connection.messageCount(queue: stage.lease(shard))
+                    held += 1
+                } catch let error as AMQPError where error.replyCode == .resourceLocked {
+                    held += 1
+                } catch let error as AMQPError where error.replyCode == .notFound {
+                    continue
+                }
+            }
+        }
+        return held
     }
 }
 

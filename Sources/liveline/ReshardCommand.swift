@@ -47,8 +47,10 @@ struct ReshardCommand: AsyncParsableCommand {
         do {
             let interactive = Terminal.isInteractive && !json
             summary = try await resharding.run(on: connection) { progress in
-                let line = "reshard: \(progress.waiting) message(s) left in the old shards; empty for "
-                    + "\(progress.emptyFor.components.seconds) of \(quietSeconds) s"
+                let line = progress.leasesHeld > 0
+                    ? "reshard: old shards deleted; \(progress.leasesHeld) of their workers finishing what they received"
+                    : "reshard: \(progress.waiting) message(s) left in the old shards; empty for "
+                        + "\(progress.emptyFor.components.seconds) of \(quietSeconds) s"
                 if interactive { FileHandle.standardError.write(Data(("\r" + line).utf8)) }
             }
             if interactive { FileHandle.standardError.write(Data("\n".utf8)) }

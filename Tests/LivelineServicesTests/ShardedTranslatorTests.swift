@@ -10,6 +10,7 @@ import LivelineTestSupport
 import Logging
 import MetricsTestKit
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 /// Several translators on one sharded stage, each with its own connections and counters, as
@@ -153,6 +154,43 @@ struct ShardedTranslatorTests {
                 for exchange in after.amqp.exchanges { try? await control.delete(exchange: exchange.name) }
                 await control.close()
             }
+        }
+    }
+
+    /// The old shards are deleted once empty, but their workers may still hold a backlog
+    /// they received: the reshard ends (and its marker, which the new count's workers wait
+    /// for, goes) only once every old shard's lease is let go, which a worker does after it
+    /// published the last of it.
+    @Test func aReshardEndsOnlyOnceTheOldWorkersLetGoOfTheirShards() async throws {
+        try await withBroker {
+            let prefix = Broker.unique("reshard-lease")
+            let before = LivelineTopology(prefix: prefix, retryTiers: [], translateShards: 2, sendShards: 1)
+            let after = LivelineTopology(prefix: prefix, retryTiers: [], translateShards: 4, sendShards: 1)
+            let control = try await Broker.connect(name: "reshard-lease-control")
+            try await control.declare(before.amqp)
+            let worker = try await Broker.connect(name: "reshard-lease-worker")
+            #expect(try await worker.claim(exclusiveQueue: before.translate.lease(1)))
+            var resharding = Resharding(topology: before, stage: .translate, to: 4)
+            resharding.quiet = .milliseconds(200)
+            resharding.interval = .milliseconds(100)
+            let held = Mutex(0)
+            let reshard = Task { [resharding] in
+                try await resharding.run(on: control) { progress in held.withLock { $0 = max($0, progress.leasesHeld) } }
+            }
+            try await eventually("the old shards deleted while a lease is held") {
+                let gone = try await !LivelineTopology.exists(queue: before.translateQueues[0], on: control)
+                return gone && held.withLock { $0 } == 1
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await LivelineTopology.exists(queue: before.translate.reshardingMarker, on: control), "not over yet")
+            try await worker.delete(queue: before.translate.lease(1))
+            let summary = try await reshard.value
+            #expect(summary.deleted == before.translateQueues)
+            #expect(try await !LivelineTopology.exists(queue: before.translate.reshardingMarker, on: control))
+            await worker.close()
+            for queue in after.amqp.queues { try? await control.delete(queue: queue.name) }
+            for exchange in after.amqp.exchanges { try? await control.delete(exchange: exchange.name) }
+            await control.close()
         }
     }
 

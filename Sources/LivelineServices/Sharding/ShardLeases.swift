@@ -147,18 +147,19 @@ final class ShardLeases: Sendable {
         if let failure { throw failure }
     }
 
-    /// While the stage is being resharded to this worker's count, the shards of the old count
-    /// still hold messages that must be handled first: the worker waits until `liveline
-    /// reshard` has drained and deleted them. False when shut down meanwhile.
+    /// While the stage is being resharded, the shards of the old count still hold messages,
+    /// and their workers events, that must be handled first: the worker waits until `liveline
+    /// reshard` has drained and deleted them and their workers have let go of them, which it
+    /// marks by deleting its marker. False when shut down meanwhile.
     private func untilResharded() async throws -> Bool {
         var logged = false
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             guard try await LivelineTopology.exists(queue: stage.reshardingMarker, on: connection) else { return true }
-            let others = try await LivelineTopology.shardCounts(of: stage.name, on: connection).filter { $0 != stage.shards }
-            guard let other = others.first else { return true }
             if !logged {
-                logger.info("waiting for the stage's other shards to drain", metadata: ServiceLogKey.metadata([
-                    .shardStage: "\(stage.name)", .shardHeld: "of \(stage.shards), draining \(other)",
+                let others = try await LivelineTopology.shardCounts(of: stage.name, on: connection).filter { $0 != stage.shards }
+                logger.info("waiting for `liveline reshard` to finish: the stage's other shards drain first", metadata: ServiceLogKey.metadata([
+                    .shardStage: "\(stage.name)",
+                    .shardHeld: "of \(stage.shards), draining \(others.map(String.init).joined(separator: ", "))",
                 ]))
                 logged = true
             }
