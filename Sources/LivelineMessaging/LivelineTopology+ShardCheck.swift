@@ -45,10 +45,13 @@ extension LivelineTopology {
         return counts
     }
 
-    /// Whether the broker has the queue (a passive declare).
+    /// Whether the broker has the queue (a passive declare). A queue exclusive to another
+    /// connection, such as a held shard lease, exists though the broker refuses a look at it.
     public static func exists(queue: String, on connection: AMQPConnection) async throws -> Bool {
         do {
             _ = try await connection.messageCount(queue: queue)
+            return true
+        } catch let error as AMQPError where error.replyCode == .resourceLocked {
             return true
         } catch let error as AMQPError where error.replyCode == .notFound {
             return false

@@ -129,20 +129,13 @@ public struct Resharding: Sendable {
         return Summary(stage: stageName, from: from, to: shards, deleted: deleted)
     }
 
-    /// How many of the stages' shard leases a worker holds: a lease is a queue exclusive to
-    /// its holder's connection, which another connection is refused even a look at.
+    /// How many of the stages' shard leases a worker still holds: a lease is a queue that lives
+    /// as long as its holder's connection.
     static func leasesHeld(_ stages: [LivelineTopology.Stage], on connection: AMQPConnection) async throws -> Int {
         var held = 0
         for stage in stages {
-            for shard in 0..<stage.shards {
-                do {
-                    _ = try await connection.messageCount(queue: stage.lease(shard))
-                    held += 1
-                } catch let error as AMQPError where error.replyCode == .resourceLocked {
-                    held += 1
-                } catch let error as AMQPError where error.replyCode == .notFound {
-                    continue
-                }
+            for shard in 0..<stage.shards where try await LivelineTopology.exists(queue: stage.lease(shard), on: connection) {
+                held += 1
             }
         }
         return held
