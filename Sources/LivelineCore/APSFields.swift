@@ -25,9 +25,31 @@ struct APSFields: Hashable, Sendable {
 
 /// An alert after its template was filled in.
 struct RenderedAlert: Hashable, Sendable {
-    var title: String
-    var body: String
+    var title: Text
+    var body: Text
     var sound: String?
+
+    /// A title or body as sent: text, or a key the device localizes.
+    enum Text: Hashable, Sendable {
+        case text(String)
+        case localized(key: String, arguments: [String])
+
+        func write(to writer: inout JSONWriter) {
+            switch self {
+            case .text(let text):
+                writer.string(text)
+            case .localized(let key, let arguments):
+                writer.raw(#"{"loc-args":["#)
+                for (index, argument) in arguments.enumerated() {
+                    if index > 0 { writer.raw(",") }
+                    writer.string(argument)
+                }
+                writer.raw(#"],"loc-key":"#)
+                writer.string(key)
+                writer.raw("}")
+            }
+        }
+    }
 }
 
 extension APSFields {
@@ -40,13 +62,13 @@ extension APSFields {
         writer.raw(#"{"aps":{"#)
         if let alert {
             writer.raw(#""alert":{"body":"#)
-            writer.string(alert.body)
+            alert.body.write(to: &writer)
             if let sound = alert.sound {
                 writer.raw(#","sound":"#)
                 writer.string(sound)
             }
             writer.raw(#","title":"#)
-            writer.string(alert.title)
+            alert.title.write(to: &writer)
             writer.raw("},")
         }
         if event == .start {

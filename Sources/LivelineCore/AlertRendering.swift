@@ -8,13 +8,24 @@ struct AlertRendering {
     var contentState: JSONValue
     var attributes: JSONValue?
 
-    /// Renders a template; `unresolved` collects placeholders with no value.
-    func render(_ template: AlertTemplate, unresolved: inout [String]) -> RenderedAlert {
-        RenderedAlert(
-            title: fill(template.title, unresolved: &unresolved),
-            body: fill(template.body, unresolved: &unresolved),
+    /// Renders a template in `language` (a key of its translations, nil for its own title and
+    /// body); `unresolved` collects placeholders with no value.
+    func render(_ template: AlertTemplate, language: String? = nil, unresolved: inout [String]) -> RenderedAlert {
+        let texts = template.texts(for: language)
+        return RenderedAlert(
+            title: render(texts.title, unresolved: &unresolved),
+            body: render(texts.body, unresolved: &unresolved),
             sound: template.sound
         )
+    }
+
+    private func render(_ text: AlertText, unresolved: inout [String]) -> RenderedAlert.Text {
+        switch text {
+        case .text(let template):
+            .text(fill(template, unresolved: &unresolved))
+        case .localized(let key, let arguments):
+            .localized(key: key, arguments: arguments.map { fill($0, unresolved: &unresolved) })
+        }
     }
 
     /// Placeholders are found byte by byte: braces and the bar are ASCII, and searching

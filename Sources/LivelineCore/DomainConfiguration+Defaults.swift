@@ -3,8 +3,8 @@
 /// The default policies of the built-in domains. They are starting points: a
 /// deployment overrides any of them in its configuration file.
 extension DomainConfiguration {
-    /// Rides: driver arrived alerts at priority 10; ETA ticks are routine (5, no
-    /// alert); completed ends and stays 1 h; cancelled ends immediately; failed ends
+    /// Rides: driver arrived alerts at priority 10, in English, German or Spanish by the
+    /// device's locale; ETA ticks are routine (5, no alert); completed ends and stays 1 h; cancelled ends immediately; failed ends
     /// immediately with `data.message` as the alert body.
     public static func ride(bundleId: String) -> DomainConfiguration {
         DomainConfiguration(
@@ -19,7 +19,11 @@ extension DomainConfiguration {
                         alert: AlertTemplate(
                             title: "Your driver has arrived",
                             body: "{driverName} is waiting in a {vehicleDescription}.",
-                            sound: "default"
+                            sound: "default",
+                            translations: [
+                                "de": .init(title: "Ihr Fahrer ist da", body: "{driverName} wartet: {vehicleDescription}."),
+                                "es": .init(title: "Tu conductor ha llegado", body: "{driverName} te espera: {vehicleDescription}."),
+                            ]
                         ),
                         priority: .high, relevanceScore: 100
                     ),

@@ -64,6 +64,19 @@ extension DomainConfiguration: Codable {
             channel: try container.decodeIfPresent(ChannelPolicy.self, forKey: .channel) ?? ChannelPolicy(),
             policy: try container.decodeIfPresent(DomainPolicy.self, forKey: .policy) ?? DomainPolicy()
         )
+        if let problem = alertProblem {
+            throw DecodingError.dataCorruptedError(forKey: .policy, in: container, debugDescription: "domain \(name): \(problem)")
+        }
+    }
+
+    /// Why the domain's alerts cannot be sent as configured, or nil: a broadcast carries one
+    /// payload for every subscriber, so a channel domain's alerts use loc-keys, not a text per language.
+    public var alertProblem: String? {
+        guard delivery == .channel else { return nil }
+        for (path, alert) in policy.alerts where !alert.translations.isEmpty {
+            return "policy.\(path) has translations, which a broadcast channel cannot carry: use loc-key"
+        }
+        return nil
     }
 
     /// Encodes every key.

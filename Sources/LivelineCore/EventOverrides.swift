@@ -6,7 +6,8 @@
 ///
 /// JSON: `{"priority": 10, "staleDate": "<RFC 3339>", "relevanceScore": 90,
 /// "dismissalDate": "<RFC 3339>", "alert": {"title": "…", "body": "…", "sound": "default"}}`,
-/// every key optional.
+/// every key optional. The alert takes every form of ``AlertTemplate``: plain text, `loc-key`
+/// objects, or `translations`.
 public struct EventOverrides: Hashable, Sendable {
     /// `apns-priority`; 10 still spends the activity's budget and may be lowered by it.
     public var priority: PushPriority?
@@ -36,7 +37,7 @@ public struct EventOverrides: Hashable, Sendable {
 /// dead letter (`invalid-override`) that names the field and the bounds.
 ///
 /// JSON keys and defaults: `allowsHighPriority` (true), `allowsAlert` (true),
-/// `maximumAlertLength` (256 characters per field), `staleAfterSeconds` ({"minimum": 60,
+/// `maximumAlertLength` (256 characters per text, loc-key and loc-arg), `staleAfterSeconds` ({"minimum": 60,
 /// "maximum": 28800}: within the 8 hours an activity lives), `relevanceScore`
 /// ({"minimum": 0, "maximum": 100}). A dismissal date is bounded by Apple: at most 4 hours
 /// after the end.
@@ -86,15 +87,14 @@ public struct OverrideBounds: Hashable, Sendable, Codable {
 
     /// Why `overrides` on an event at `eventTime` are refused, or nil when they are within
     /// bounds. `isEnd`: whether the push ends the activity (only an end takes a dismissal date).
-    func violation(of overrides: EventOverrides, eventTime: EventTime, isEnd: Bool) -> String? {
+    /// `broadcast`: the domain delivers on a channel, whose one payload cannot carry a text per language.
+    func violation(of overrides: EventOverrides, eventTime: EventTime, isEnd: Bool, broadcast: Bool) -> String? {
         if overrides.priority == .high, !allowsHighPriority {
             return "overrides.priority 10 is not allowed for this domain"
         }
         if let alert = overrides.alert {
             guard allowsAlert else { return "overrides.alert is not allowed for this domain" }
-            for (field, text) in [("title", alert.title), ("body", alert.body)] where text.isEmpty || text.count > maximumAlertLength {
-                return "overrides.alert.\(field) must be 1 to \(maximumAlertLength) characters, not \(text.count)"
-            }
+            if let violation = violation(of: alert, broadcast: broadcast) { return violation }
         }
         if let score = overrides.relevanceScore, !relevanceScore.contains(score) {
             return "overrides.relevanceScore \(score) is outside \(relevanceScore.minimum)...\(relevanceScore.maximum)"
@@ -116,6 +116,35 @@ public struct OverrideBounds: Hashable, Sendable, Codable {
         }
         return nil
     }
+
+    /// The alert's texts within ``maximumAlertLength`` each, its loc-args and languages
+    /// within ``AlertTemplate/maximumArguments`` and ``AlertTemplate/maximumTranslations``.
+    private func violation(of alert: AlertTemplate, broadcast: Bool) -> String? {
+        if let problem = alert.problem { return "overrides.alert.\(problem)" }
+        if broadcast, !alert.translations.isEmpty {
+            return "overrides.alert.translations cannot go on a broadcast channel, which carries one payload: use loc-key"
+        }
+        guard alert.translations.count <= AlertTemplate.maximumTranslations else {
+            return "overrides.alert.translations has \(alert.translations.count) languages, more than \(AlertTemplate.maximumTranslations)"
+        }
+        var lines = [("title", alert.title), ("body", alert.body)]
+        for (language, texts) in alert.translations.sorted(by: { $0.key < $1.key }) {
+            lines += [("translations.\(language).title", .text(texts.title)), ("translations.\(language).body", .text(texts.body))]
+        }
+        for (field, line) in lines {
+            if case .localized(_, let arguments) = line, arguments.count > AlertTemplate.maximumArguments {
+                return "overrides.alert.\(field) has \(arguments.count) loc-args, more than \(AlertTemplate.maximumArguments)"
+            }
+            for (index, piece) in line.pieces.enumerated() {
+                // A loc-arg may be empty text; a text or a key may not.
+                let least = index == 0 ? 1 : 0
+                guard piece.count < least || piece.count > maximumAlertLength else { continue }
+                let what = if case .localized = line { index == 0 ? "\(field).loc-key" : "\(field).loc-args[\(index - 1)]" } else { field }
+                return "overrides.alert.\(what) must be \(least) to \(maximumAlertLength) characters, not \(piece.count)"
+            }
+        }
+        return nil
+    }
 }
 
 extension Translator {
@@ -126,6 +155,7 @@ extension Translator {
         guard let overrides = event.overrides, let domain = domains[event.domain] else { return nil }
         let policy = domain.configuration.policy
         return policy.overrides.violation(
-            of: overrides, eventTime: event.time, isEnd: policy.policy(for: event.status).isTerminal)
+            of: overrides, eventTime: event.time, isEnd: policy.policy(for: event.status).isTerminal,
+            broadcast: domain.configuration.delivery == .channel)
     }
 }

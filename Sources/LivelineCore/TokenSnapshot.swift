@@ -20,6 +20,9 @@ public struct TokenSnapshot: Codable, Hashable, Sendable {
     /// The iOS version each device reported with its token (`18.1`), by lower-case token;
     /// absent for devices that reported none.
     public var osVersions: [String: String]
+    /// The locale each device's app registered with its token (`de-AT`), by lower-case token;
+    /// absent for devices that registered none. Picks an alert's language.
+    public var locales: [String: String]
     /// The APNs environment the broadcast channel lives in: a device of the other
     /// environment never hears it (a development build on a production channel).
     public var channelEnvironment: APNsEnvironment
@@ -28,8 +31,9 @@ public struct TokenSnapshot: Codable, Hashable, Sendable {
     public init(
         updateTokens: [String] = [], pushToStartTokens: [String] = [], sandboxTokens: Set<String> = [],
         channelID: String? = nil, audience: [String] = [], osVersions: [String: String] = [:],
-        channelEnvironment: APNsEnvironment = .production
+        locales: [String: String] = [:], channelEnvironment: APNsEnvironment = .production
     ) {
+        self.locales = locales
         self.updateTokens = updateTokens
         self.pushToStartTokens = pushToStartTokens
         self.sandboxTokens = sandboxTokens

@@ -12,7 +12,8 @@ public enum TranslationDecision: Hashable, Sendable {
 
     /// Jobs to publish.
     public struct Send: Hashable, Sendable {
-        /// One job per target, all with the same payload bytes.
+        /// One job per target, all with the same payload bytes but where a shared start's
+        /// channel, or an alert's language, differs.
         public var jobs: [PushJob]
         /// The activity after this event.
         public var newSnapshot: ActivitySnapshot
@@ -22,6 +23,8 @@ public enum TranslationDecision: Hashable, Sendable {
         public var traceNotes: [String]
         /// The push wanted priority 10 and goes at 5: over its activity's budget.
         public var downgraded = false
+        /// How the jobs' alert is given; nil when they carry none.
+        public var alertForm: AlertForm? = nil
     }
 
     /// Nothing to publish.

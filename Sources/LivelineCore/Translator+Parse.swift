@@ -96,12 +96,63 @@ extension Translator {
             guard case .object(let alertFields) = alert else {
                 throw .mistypedField("data.overrides.alert", expected: "an object", found: alert.typeName)
             }
-            overrides.alert = AlertTemplate(
-                title: try CloudEventParser.requiredString("title", in: alertFields, prefix: "data.overrides.alert."),
-                body: try CloudEventParser.requiredString("body", in: alertFields, prefix: "data.overrides.alert."),
-                sound: try CloudEventParser.optionalString("sound", in: alertFields, prefix: "data.overrides.alert."))
+            overrides.alert = try Self.alert(in: alertFields)
         }
         return overrides
+    }
+
+    /// `data.overrides.alert`: `title` and `body` as text or `{"loc-key", "loc-args"}`, an
+    /// optional `sound`, and optional `translations` (language tag to plain `title` and `body`).
+    /// Bounds on length and count are the domain's (``OverrideBounds``), checked when translated.
+    private static func alert(in fields: [String: JSONValue]) throws(EventError) -> AlertTemplate {
+        let prefix = "data.overrides.alert."
+        var translations: [String: AlertTemplate.Texts] = [:]
+        if let value = fields["translations"], value != .null {
+            guard case .object(let languages) = value else {
+                throw .mistypedField(prefix + "translations", expected: "an object of language tags", found: value.typeName)
+            }
+            for (language, texts) in languages {
+                let path = prefix + "translations.\(language)"
+                guard AlertLanguage.isValid(language) else { throw .invalidField(path, reason: "is not a language tag such as de or pt-BR") }
+                guard case .object(let textFields) = texts else { throw .mistypedField(path, expected: "an object", found: texts.typeName) }
+                translations[language] = AlertTemplate.Texts(
+                    title: try CloudEventParser.requiredString("title", in: textFields, prefix: path + "."),
+                    body: try CloudEventParser.requiredString("body", in: textFields, prefix: path + "."))
+            }
+        }
+        return AlertTemplate(
+            title: try alertText(fields["title"], path: prefix + "title"),
+            body: try alertText(fields["body"], path: prefix + "body"),
+            sound: try CloudEventParser.optionalString("sound", in: fields, prefix: prefix),
+            translations: translations)
+    }
+
+    /// A title or body: non-empty text, or `{"loc-key": "…", "loc-args": ["…"]}`.
+    private static func alertText(_ value: JSONValue?, path: String) throws(EventError) -> AlertText {
+        switch value {
+        case nil, .null?:
+            throw .missingField(path)
+        case .string(let text)?:
+            guard !text.isEmpty else { throw .invalidField(path, reason: "must not be empty") }
+            return .text(text)
+        case .object(let fields)?:
+            let key = try CloudEventParser.requiredString("loc-key", in: fields, prefix: path + ".")
+            var arguments: [String] = []
+            if let list = fields["loc-args"], list != .null {
+                guard case .array(let items) = list else {
+                    throw .mistypedField(path + ".loc-args", expected: "an array of strings", found: list.typeName)
+                }
+                for (index, item) in items.enumerated() {
+                    guard case .string(let argument) = item else {
+                        throw .mistypedField(path + ".loc-args[\(index)]", expected: "a string", found: item.typeName)
+                    }
+                    arguments.append(argument)
+                }
+            }
+            return .localized(key: key, arguments: arguments)
+        case let other?:
+            throw .mistypedField(path, expected: "a string or a loc-key object", found: other.typeName)
+        }
     }
 
     /// The largest number of topics one start may name.

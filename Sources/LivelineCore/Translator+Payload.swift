@@ -8,7 +8,8 @@ extension Translator {
 
     /// Builds the payload and checks that it fits APNs' 4096 bytes (`payload-too-large`).
     static func payload(
-        for event: DomainEvent, route: Route, inputPushChannel: String? = nil, style: PushStyle, previous: ActivitySnapshot?,
+        for event: DomainEvent, route: Route, inputPushChannel: String? = nil, language: String? = nil, style: PushStyle,
+        previous: ActivitySnapshot?,
         snapshot: ActivitySnapshot,
         statusPolicy: StatusPolicy, dismissalDate: EventTime? = nil, notes: inout [String]
     ) -> Result<(APSFields, Data), TranslationDecision.Rejection> {
@@ -20,7 +21,7 @@ extension Translator {
         }
         var unresolved: [String] = []
         let rendering = AlertRendering(message: event.message, contentState: event.contentState, attributes: snapshot.attributes)
-        let alert = style.alert.map { rendering.render($0, unresolved: &unresolved) }
+        let alert = style.alert.map { rendering.render($0, language: language, unresolved: &unresolved) }
         if !unresolved.isEmpty { notes.append("alert placeholders without a value: \(unresolved.joined(separator: ", "))") }
 
         let isStart = route.event == .start
@@ -41,7 +42,7 @@ extension Translator {
         // encoding, checked to decode back (ContentStateContract).
         let payload = fields.payload(contentStateJSON: event.contentStateJSON, attributes: isStart ? snapshot.attributes : nil)
         guard payload.count <= maxPayloadBytes else {
-            let message = "payload is \(payload.count) bytes, more than the \(maxPayloadBytes)-byte APNs limit"
+            let message = "payload\(language.map { " in \($0)" } ?? "") is \(payload.count) bytes, more than the \(maxPayloadBytes)-byte APNs limit"
             return .failure(.init(reason: .payloadTooLarge, message: message, traceNotes: notes))
         }
         return .success((fields, payload))

@@ -52,7 +52,7 @@ extension Translator {
         let seconds = Int64(now.timeIntervalSince1970)
         let fields = APSFields(
             timestamp: seconds, event: end ? .end : .update, staleDate: nil, relevanceScore: nil,
-            dismissalDate: end ? seconds : nil, alert: alert.map { RenderedAlert(title: $0.title, body: $0.body, sound: nil) })
+            dismissalDate: end ? seconds : nil, alert: alert.map { RenderedAlert(title: .text($0.title), body: .text($0.body), sound: nil) })
         let payload = fields.payload(contentStateJSON: canonical.bytes, attributes: nil)
         guard payload.count <= Self.maxPayloadBytes else {
             throw TestPushError("the payload is \(payload.count) bytes, more than the \(Self.maxPayloadBytes)-byte APNs limit")

@@ -59,7 +59,9 @@ extension Translator {
         var style = PushStyle.choose(for: route.event, event: event, previous: activity, policy: configuration.policy)
         notes.append(style.note)
         if let overrides = event.overrides {
-            if let violation = configuration.policy.overrides.violation(of: overrides, eventTime: event.time, isEnd: route.event == .end) {
+            if let violation = configuration.policy.overrides.violation(
+                of: overrides, eventTime: event.time, isEnd: route.event == .end, broadcast: configuration.delivery == .channel
+            ) {
                 return .deadLetter(.init(reason: .invalidOverride, message: violation, traceNotes: notes))
             }
             style.apply(overrides, eventTime: event.time)
@@ -78,17 +80,21 @@ extension Translator {
         case .failure(let rejection): return .deadLetter(rejection)
         }
 
-        // One payload per variant: a shared start differs only in `input-push-channel`.
-        var variants: [(targets: [PushTarget], channel: String?)] = []
-        if !route.targets.isEmpty { variants.append((route.targets, route.inputPushChannel)) }
-        if !route.withoutChannel.isEmpty { variants.append((route.withoutChannel, nil)) }
+        // One payload per variant: a shared start differs only in `input-push-channel`, and an
+        // alert with a text per language in the language of each device.
+        var variants: [(targets: [PushTarget], channel: String?, language: String?)] = []
+        if !route.targets.isEmpty { variants += Self.byLanguage(route.targets, channel: route.inputPushChannel, alert: style.alert, tokens: tokens, policy: configuration.policy) }
+        if !route.withoutChannel.isEmpty { variants += Self.byLanguage(route.withoutChannel, channel: nil, alert: style.alert, tokens: tokens, policy: configuration.policy) }
+        if variants.count > 1, let alert = style.alert, alert.form == .perLanguage {
+            notes.append("alert in \(variants.map { $0.language ?? "its own text" }.joined(separator: ", "))")
+        }
         var fields: APSFields?
         var jobs: [PushJob] = []
         for variant in variants {
             let built: (APSFields, Data)
-            switch Self.payload(for: event, route: route, inputPushChannel: variant.channel, style: style, previous: activity,
-                                snapshot: snapshot, statusPolicy: statusPolicy, dismissalDate: event.overrides?.dismissalDate,
-                                notes: &notes) {
+            switch Self.payload(for: event, route: route, inputPushChannel: variant.channel, language: variant.language, style: style,
+                                previous: activity, snapshot: snapshot, statusPolicy: statusPolicy,
+                                dismissalDate: event.overrides?.dismissalDate, notes: &notes) {
             case .success(let success): built = success
             case .failure(let rejection): return .deadLetter(rejection)
             }
@@ -126,8 +132,26 @@ extension Translator {
         return .send(.init(
             jobs: jobs, newSnapshot: snapshot, newBudget: newBudget,
             traceNotes: notes,
-            downgraded: style.priority < demanded
+            downgraded: style.priority < demanded,
+            alertForm: fields.alert == nil ? nil : style.alert?.form
         ))
+    }
+
+    /// `targets` in groups that get the same payload: one group, unless the alert has a text
+    /// per language, when each device gets its locale's (a channel is never given one).
+    static func byLanguage(
+        _ targets: [PushTarget], channel: String?, alert: AlertTemplate?, tokens: TokenSnapshot, policy: DomainPolicy
+    ) -> [(targets: [PushTarget], channel: String?, language: String?)] {
+        guard let alert, !alert.translations.isEmpty else { return [(targets, channel, nil)] }
+        var groups: [String?: [PushTarget]] = [:]
+        var order: [String?] = []
+        for target in targets {
+            let locale: String? = if case .device(let token, _, _) = target { tokens.locales[token] } else { nil }
+            let language = alert.language(forLocale: locale, fallbackLanguage: policy.fallbackLanguage)
+            if groups[language] == nil { order.append(language) }
+            groups[language, default: []].append(target)
+        }
+        return order.map { (groups[$0] ?? [], channel, $0) }
     }
 
     /// `apns-expiration`: the stale date for a device (nil: store until delivered). A

@@ -41,8 +41,13 @@ public struct LivelineEvent: Hashable, Sendable {
         if let score = overrides.relevanceScore { fields["relevanceScore"] = .double(score) }
         if let dismissal = overrides.dismissalDate { fields["dismissalDate"] = .string(dismissal.description) }
         if let alert = overrides.alert {
-            var alertFields: [String: JSONValue] = ["title": .string(alert.title), "body": .string(alert.body)]
+            var alertFields: [String: JSONValue] = ["title": Self.json(alert.title), "body": Self.json(alert.body)]
             if let sound = alert.sound { alertFields["sound"] = .string(sound) }
+            if !alert.translations.isEmpty {
+                alertFields["translations"] = .object(alert.translations.mapValues {
+                    .object(["title": .string($0.title), "body": .string($0.body)])
+                })
+            }
             fields["alert"] = .object(alertFields)
         }
         var copy = self
@@ -51,6 +56,14 @@ public struct LivelineEvent: Hashable, Sendable {
             copy.data = .object(object)
         }
         return copy
+    }
+
+    /// An alert's title or body as `data.overrides.alert` takes it.
+    private static func json(_ text: AlertText) -> JSONValue {
+        switch text {
+        case .text(let text): .string(text)
+        case .localized(let key, let arguments): .object(["loc-key": .string(key), "loc-args": .array(arguments.map { .string($0) })])
+        }
     }
 
     /// The CloudEvents `type`: `<domain>.<name>`.

@@ -50,7 +50,7 @@ struct DemoScenario: Sendable {
     var devices: [DemoDevice] {
         [
             DemoDevice(label: "ride \(rideID), \(rider)'s iPhone", token: riderPhone, activityID: rideID),
-            DemoDevice(label: "ride \(rideID), \(rider)'s iPad", token: riderWatch, activityID: rideID),
+            DemoDevice(label: "ride \(rideID), \(rider)'s iPad (reads German)", token: riderWatch, activityID: rideID),
             DemoDevice(label: "delivery \(deliveryID), \(foodie)'s iPhone", token: foodiePhone, activityID: deliveryID),
             DemoDevice(
                 label: "game \(gameID), \(fans[0])'s iPhone (follows Arsenal)", token: fanDevices[0], activityID: gameID,
@@ -67,15 +67,15 @@ struct DemoScenario: Sendable {
         ]
     }
 
-    /// What the apps would do through the api: the rider's two devices and the foodie's phone
-    /// registered update tokens for activities they started; each fan's devices registered
+    /// What the apps would do through the api: the rider's two devices (one in German) and the
+    /// foodie's phone registered update tokens for activities they started; each fan's devices registered
     /// push-to-start tokens, and the fans follow their teams (the second fan follows two of
     /// the game's topics, and still gets one start per device).
     func registerDevices(in store: any ActivityStore) async throws {
         let now = Date()
-        for (device, token) in [("phone", riderPhone), ("ipad", riderWatch)] {
+        for (device, token, locale) in [("phone", riderPhone, "en_GB"), ("ipad", riderWatch, "de-DE")] {
             _ = try await store.registerUpdateToken(
-                .init(activityID: rideID, deviceID: device, userID: rider, token: token, domain: "ride",
+                .init(activityID: rideID, deviceID: device, userID: rider, token: token, locale: locale, domain: "ride",
                       attributesType: "RideAttributes", at: now))
         }
         _ = try await store.registerUpdateToken(

@@ -105,8 +105,12 @@ public struct Quickstart: Sendable {
             let state = aps["content-state"] as? [String: Any] ?? [:]
             let status = (state["status"] ?? state["currentStep"]).map { "\($0)" } ?? ""
             var text = "\(event.padding(toLength: 6, withPad: " ", startingAt: 0)) priority \(delivery.priority)  \(status)"
-            if let alert = aps["alert"] as? [String: Any], let title = alert["title"] as? String {
-                text += "  alert “\(title)”"
+            if let alert = aps["alert"] as? [String: Any] {
+                if let title = alert["title"] as? String {
+                    text += "  alert “\(title)”"
+                } else if let title = alert["title"] as? [String: Any], let key = title["loc-key"] as? String {
+                    text += "  alert loc-key \(key)"
+                }
             }
             if aps["dismissal-date"] != nil { text += "  (dismissal-date set)" }
             if let channel = aps["input-push-channel"] as? String { text += "  into channel \(channel)" }

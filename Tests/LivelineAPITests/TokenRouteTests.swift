@@ -269,6 +269,44 @@ struct TokenRouteTests {
         }
     }
 
+    /// Both kinds of token take the app's locale, stored as a language tag for alerts in the
+    /// device's language; one that is not a locale is refused with what it should be.
+    @Test func tokensTakeTheAppsLocale() async throws {
+        try await APIHarness.run { api in
+            let jwt = try await APIHarness.token()
+            try await api.client.execute(
+                uri: "/v1/push-to-start-tokens/ScoreAttributes/phone", method: .put, headers: APIHarness.jsonHeaders(jwt),
+                body: Self.body(extra: #","locale":"pt_BR""#)
+            ) { response in
+                #expect(response.status == .ok)
+                #expect(APIHarness.json(response)["locale"] as? String == "pt-BR")
+            }
+            try await api.client.execute(
+                uri: "/v1/activities/r-1/tokens/phone", method: .put, headers: APIHarness.jsonHeaders(jwt),
+                body: Self.body(extra: #","locale":"de-AT","domain":"ride","attributesType":"RideAttributes""#)
+            ) { response in
+                #expect(response.status == .created)
+                #expect(APIHarness.json(response)["locale"] as? String == "de-AT")
+            }
+            let request = SnapshotRequest(activityID: "r-1", userID: "u-1", attributesType: "ScoreAttributes")
+            let stored = try #require(try await api.store.loadSnapshots([request])["r-1"])
+            #expect(stored.pushToStartTokens.map(\.locale) == ["pt-BR"])
+            #expect(stored.updateTokens.map(\.locale) == ["de-AT"])
+
+            for (uri, bad) in [
+                ("/v1/push-to-start-tokens/ScoreAttributes/phone", #","locale":"german""#),
+                ("/v1/push-to-start-tokens/ScoreAttributes/phone", #","locale":"de AT""#),
+                ("/v1/activities/r-1/tokens/phone", #","locale":"""#),
+            ] {
+                try await api.client.execute(uri: uri, method: .put, headers: APIHarness.jsonHeaders(jwt), body: Self.body(extra: bad)) {
+                    response in
+                    #expect(response.status == .unprocessableContent, "\(bad)")
+                    #expect(String(buffer: response.body).contains("'locale' must be a language tag"), "\(bad)")
+                }
+            }
+        }
+    }
+
     /// One push-to-start token per device: each device registers its own (with its iOS
     /// version), deletes only its own, and the route without a device deletes them all.
     @Test func pushToStartTokensPerDevice() async throws {

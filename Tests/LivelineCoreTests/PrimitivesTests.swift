@@ -164,3 +164,8 @@ struct PrimitivesTests {
         #expect(throws: (any Error).self) { try JSONValue.parse(Data(deep.utf8)) }
     }
 }
+
+/// A rendered plain text, written as the text it is.
+extension RenderedAlert.Text: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) { self = .text(value) }
+}

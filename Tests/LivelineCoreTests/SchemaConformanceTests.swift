@@ -86,6 +86,33 @@ struct SchemaConformanceTests {
         #expect(throws: EventError.self) { try Fixtures.translator.parse(JSONValue.encoded(delivery)) }
     }
 
+    /// Each form of a producer's alert conforms and parses; each broken one fails both.
+    @Test func alertOverridesConformInEachForm() throws {
+        let arrived = try json(Fixtures.eventBody("ride-arrived"))
+        func with(_ alert: String) throws -> JSONValue {
+            setting(.object(["alert": try JSONValue.parse(Data(alert.utf8))]), at: ["data", "overrides"], in: arrived)
+        }
+        for good in [
+            #"{"title": "Late", "body": "{driverName} is late"}"#,
+            #"{"title": {"loc-key": "LATE"}, "body": {"loc-key": "LATE_BY", "loc-args": ["{driverName}"]}, "sound": "default"}"#,
+            #"{"title": "Late", "body": "b", "translations": {"de": {"title": "Spät", "body": "c"}, "pt_BR": {"title": "d", "body": "e"}}}"#,
+        ] {
+            let event = try with(good)
+            #expect(try validator.validate(event, schemaFile: "ride.schema.json").isEmpty, "\(good)")
+            #expect(throws: Never.self) { try Fixtures.translator.parse(JSONValue.encoded(event)) }
+        }
+        for bad in [
+            #"{"title": {"loc-args": ["x"]}, "body": "b"}"#,
+            #"{"title": "a", "body": {"loc-key": "K", "loc-args": [1]}}"#,
+            #"{"title": "a", "body": "b", "translations": {"german": {"title": "c", "body": "d"}}}"#,
+            #"{"title": "a", "body": "b", "translations": {"de": {"title": "c"}}}"#,
+        ] {
+            let event = try with(bad)
+            #expect(try !validator.validate(event, schemaFile: "ride.schema.json").isEmpty, "\(bad)")
+            #expect(throws: EventError.self, "\(bad)") { try Fixtures.translator.parse(JSONValue.encoded(event)) }
+        }
+    }
+
     func required(_ schema: JSONValue, _ path: [String]) -> Set<String>? {
         strings(schema, path).map(Set.init)
     }

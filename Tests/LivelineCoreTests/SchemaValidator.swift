@@ -3,8 +3,8 @@ import LivelineCodecs
 import LivelineCore
 
 /// A small JSON Schema (draft 2020-12) checker for the keywords Liveline's schemas
-/// use: `$ref` (to `#/$defs/…` or a sibling file), `allOf`, `type`, `required`,
-/// `properties`, `additionalProperties: false`, `enum`, `const`, `minLength`,
+/// use: `$ref` (to `#/$defs/…` or a sibling file), `allOf`, `anyOf`, `type`, `required`,
+/// `properties`, `additionalProperties` (false or a schema), `propertyNames`, `enum`, `const`, `minLength`,
 /// `pattern`, `items`, `minItems`, `maxItems`, `minimum`. Annotations (`format`,
 /// `description`, `title`) are ignored. Enough for a structural check in tests.
 struct SchemaValidator {
@@ -31,6 +31,16 @@ struct SchemaValidator {
         }
         if case .array(let all) = schema["allOf"] {
             for sub in all { try check(instance, against: sub, file: file, path: path, errors: &errors) }
+        }
+        if case .array(let options) = schema["anyOf"] {
+            var failures: [String] = []
+            for option in options {
+                var optionErrors: [String] = []
+                try check(instance, against: option, file: file, path: path, errors: &optionErrors)
+                if optionErrors.isEmpty { failures = []; break }
+                failures += optionErrors
+            }
+            if !failures.isEmpty { errors.append("\(path): matches none of anyOf (\(failures.joined(separator: "; ")))") }
         }
         if let type = schema["type"] {
             let allowed: [String] = switch type {
@@ -77,10 +87,15 @@ struct SchemaValidator {
             }
             let properties = schema["properties"]?.objectValue ?? [:]
             for (key, value) in members.sorted(by: { $0.key < $1.key }) {
+                if let names = schema["propertyNames"] {
+                    try check(.string(key), against: names, file: file, path: "\(path).\(key) (name)", errors: &errors)
+                }
                 if let propertySchema = properties[key] {
                     try check(value, against: propertySchema, file: file, path: "\(path).\(key)", errors: &errors)
                 } else if schema["additionalProperties"] == .bool(false) {
                     errors.append("\(path).\(key): not allowed")
+                } else if let additional = schema["additionalProperties"], case .object = additional {
+                    try check(value, against: additional, file: file, path: "\(path).\(key)", errors: &errors)
                 }
             }
         }

@@ -37,7 +37,7 @@ struct EventDraftTests {
         #expect(overrides.priority == .high)
         #expect(overrides.relevanceScore == 90)
         #expect(overrides.staleDate == RFC3339.parse("2026-11-23T15:15:00.000Z"))
-        #expect(overrides.alert?.title == "Goal!" && overrides.alert?.body == "Arsenal 1-0")
+        #expect(overrides.alert?.title == .text("Goal!") && overrides.alert?.body == .text("Arsenal 1-0"))
     }
 
     /// Out of the domain's bounds: the translator's own words, before anything is published.

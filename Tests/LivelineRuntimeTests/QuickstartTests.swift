@@ -79,6 +79,18 @@ struct QuickstartTests {
             // Each device has its own lane in the sender, so a step coalesced for one device may
             // still reach the other: both are checked against the ride and their own traces.
             expectSteps(1, ride, "the rider's iPad")
+            // The same alert in each device's language: the iPad's app registered German.
+            func arrivalTitle(_ index: Int) -> String? {
+                for delivery in report.devices[index].deliveries {
+                    let object = try? JSONSerialization.jsonObject(with: Data(delivery.payload)) as? [String: Any]
+                    let aps = object?["aps"] as? [String: Any]
+                    guard (aps?["content-state"] as? [String: Any])?["status"] as? String == "driverArrived" else { continue }
+                    return (aps?["alert"] as? [String: Any])?["title"] as? String
+                }
+                return nil
+            }
+            #expect(arrivalTitle(0) == "Your driver has arrived")
+            #expect(arrivalTitle(1) == "Ihr Fahrer ist da")
             expectSteps(2, ["update:confirmed:5", "update:pickedUp:10", "update:delivering:5", "end:delivered:10"], "the foodie's iPhone")
             // The game: each fan's device is started once, into the game's channel, then shows
             // both goals and the final whistle, as broadcasts; the channel is gone after it.

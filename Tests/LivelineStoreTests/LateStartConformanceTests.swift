@@ -46,6 +46,7 @@ struct LateStartConformanceTests {
             let rest = try await Self.claim(store)
             #expect(rest.map(\.description) == ["g-1 u-3/a", "g-1 u-1/c"])
             #expect(rest.first?.token.token == Fixtures.token(3 * 100 + 1))
+            #expect(rest.map(\.token.locale) == [nil, "es-MX"], "a late start is in the device's language too")
             try await Self.device(store, "u-3", "a", at: 60)
             _ = try await store.follow(userID: "u-2", topic: "team:ars-women", at: Fixtures.time(61))
             #expect(try await Self.claim(store).isEmpty, "each device is claimed once; refreshes and other topics queue nothing")
@@ -82,7 +83,7 @@ struct LateStartConformanceTests {
         let seed = Int(user.dropFirst(2))! * 100 + Int(device.unicodeScalars.first!.value - 96)
         try await store.registerPushToStartToken(PushToStartToken(
             userID: user, attributesType: "ScoreAttributes", deviceID: device, token: Fixtures.token(seed),
-            registeredAt: Fixtures.time(seconds)))
+            registeredAt: Fixtures.time(seconds), locale: device == "c" ? "es-MX" : nil))
     }
 
     /// A game's start for the followers of `topics`, whose audience was read at its time.

@@ -112,6 +112,33 @@ struct TokenConformanceTests {
         }
     }
 
+    /// Each token keeps the locale its app registered, for alerts in its language, wherever the
+    /// translator reads tokens: an activity's, a user's push-to-start and a start's audience. A
+    /// registration without one leaves none.
+    @Test(arguments: StoreKind.underTest)
+    func eachTokenKeepsTheLocaleItsAppRegistered(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any ActivityStore) async throws in
+            var german = Fixtures.registration("r-1", device: "phone", token: Fixtures.token(1))
+            german.locale = "de-AT"
+            _ = try await store.registerUpdateToken(german)
+            _ = try await store.registerUpdateToken(Fixtures.registration("r-1", device: "watch", token: Fixtures.token(2)))
+            try await store.registerPushToStartToken(PushToStartToken(
+                userID: "u-1", attributesType: "RideAttributes", deviceID: "phone", token: Fixtures.token(3),
+                registeredAt: Fixtures.time(0), locale: "pt-BR"))
+            _ = try await store.follow(userID: "u-1", topic: "team:ars", at: Fixtures.time(0))
+
+            let request = SnapshotRequest(activityID: "r-1", userID: "u-1", attributesType: "RideAttributes")
+            let stored = try #require(try await store.loadSnapshots([request])["r-1"])
+            #expect(stored.updateTokens.map(\.locale) == ["de-AT", nil])
+            #expect(stored.pushToStartTokens.map(\.locale) == ["pt-BR"])
+            #expect(try await store.audience(topics: ["team:ars"], attributesType: "RideAttributes").map(\.locale) == ["pt-BR"])
+
+            german.locale = nil
+            #expect(try await store.registerUpdateToken(german) == .replaced)
+            #expect(try await store.loadSnapshots([request])["r-1"]?.updateTokens.map(\.locale) == [nil, nil])
+        }
+    }
+
     /// Follows are per user and topic and idempotent; the audience of a set of topics is
     /// the token of the type on every device of every follower who has Live Activities on,
     /// once per device.

@@ -11,4 +11,7 @@ struct PushToStartTokenBody: Decodable {
     /// The device's iOS version (`18.1`): channels reach iOS 18 and later, so an older device
     /// is started without `input-push-channel` and updated per token. Absent: current iOS.
     var osVersion: String?
+    /// The app's locale (`Locale.current.identifier`: `de_AT`, or `de-AT`): an alert with a
+    /// text per language is sent in its language. Absent: the domain's fallback language.
+    var locale: String?
 }

@@ -11,5 +11,7 @@ struct TokenRegistrationResponse: Encodable {
     /// Where the sender sends this token.
     var environment: APNsEnvironment
     var osVersion: String?
+    /// The locale as stored (`de-AT`).
+    var locale: String?
     var registeredAt: Date
 }

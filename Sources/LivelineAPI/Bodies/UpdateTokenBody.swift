@@ -7,6 +7,9 @@ struct UpdateTokenBody: Decodable {
     /// `production` (the default: App Store and TestFlight builds) or `sandbox` (builds run
     /// from Xcode, whose tokens only APNs' sandbox accepts).
     var environment: String?
+    /// The app's locale (`Locale.current.identifier`: `de_AT`, or `de-AT`): an alert with a
+    /// text per language is sent in its language. Absent: the domain's fallback language.
+    var locale: String?
     /// Recorded if this registration creates the activity's row.
     var domain: String?
     /// Recorded if this registration creates the activity's row.

@@ -1,3 +1,4 @@
+import LivelineCore
 import LivelineModels
 
 // Tests: Tests/LivelineAPITests/TokenRouteTests.swift, Tests/LivelineAPITests/FollowRouteTests.swift
@@ -64,6 +65,15 @@ enum Validation {
             parts.allSatisfy({ (1...3).contains($0.utf8.count) && $0.utf8.allSatisfy(isDigit) })
         else { throw APIError.invalidField("'osVersion' must be an iOS version such as 18.1") }
         return value
+    }
+
+    /// A locale as the app reports it, stored as a language tag (`de_AT` becomes `de-AT`).
+    static func locale(_ value: String?) throws -> String? {
+        guard let value else { return nil }
+        guard AlertLanguage.isValid(value) else {
+            throw APIError.invalidField("'locale' must be a language tag such as de, de-AT or pt_BR")
+        }
+        return String(value.map { $0 == "_" ? "-" : $0 })
     }
 
     /// A topic is `<kind>:<id>`, for example `team:arsenal`, `league:epl` or `game:g-2026-11-25-ars-che`,

@@ -24,6 +24,7 @@ enum TokenRoutes {
             throw APIError.invalidField("'token' must be hex of an even length between 64 and 200")
         }
         let environment = try services.environment(input.environment)
+        let locale = try Validation.locale(input.locale)
         if let domain = input.domain, !Validation.isDomain(domain) { throw APIError.invalidField("'domain' is not valid") }
         if let type = input.attributesType, !Validation.isAttributesType(type) {
             throw APIError.invalidField("'attributesType' is not valid")
@@ -35,7 +36,7 @@ enum TokenRoutes {
         let shared = try await services.sharedActivity(activityID)
         let outcome = try await services.store.registerUpdateToken(UpdateTokenRegistration(
             activityID: activityID, deviceID: shared == nil ? deviceID : Self.subscriber(user, deviceID),
-            userID: shared?.userID ?? user.id, token: token, environment: environment,
+            userID: shared?.userID ?? user.id, token: token, environment: environment, locale: locale,
             domain: input.domain, attributesType: input.attributesType, at: now))
         var logger = context.logger
         logger[APILogKey.activityID] = "\(activityID)"
@@ -53,7 +54,8 @@ enum TokenRoutes {
         }
         logger.debug("update token registered", metadata: APILogKey.metadata([.outcome: "\(outcome)"]))
         return try JSONResponse.make(
-            TokenRegistrationResponse(activityId: activityID, deviceId: deviceID, environment: environment, registeredAt: now),
+            TokenRegistrationResponse(
+                activityId: activityID, deviceId: deviceID, environment: environment, locale: locale, registeredAt: now),
             status: status)
     }
 
@@ -82,6 +84,7 @@ enum TokenRoutes {
         }
         let environment = try services.environment(input.environment)
         let osVersion = try Validation.osVersion(input.osVersion)
+        let locale = try Validation.locale(input.locale)
         // Checked before the write: a refused device leaves nothing stored. Two new devices
         // registering in the same instant may both pass; the request limits bound that race.
         let devices = try await services.store.pushToStartDevices(userID: user.id)
@@ -96,10 +99,11 @@ enum TokenRoutes {
         let now = Date().roundedToMilliseconds
         try await services.store.registerPushToStartToken(PushToStartToken(
             userID: user.id, attributesType: attributesType, deviceID: deviceID, token: token, registeredAt: now,
-            environment: environment, osVersion: osVersion))
+            environment: environment, osVersion: osVersion, locale: locale))
         context.logger.debug("push-to-start token registered", metadata: APILogKey.metadata([.tokenPrefix: "\(Validation.redacted(token))"]))
         return try JSONResponse.make(TokenRegistrationResponse(
-            deviceId: deviceID, attributesType: attributesType, environment: environment, osVersion: osVersion, registeredAt: now))
+            deviceId: deviceID, attributesType: attributesType, environment: environment, osVersion: osVersion, locale: locale,
+            registeredAt: now))
     }
 
     /// Without `{deviceId}`, removes the caller's token for the type on every device.

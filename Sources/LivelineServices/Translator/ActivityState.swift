@@ -33,11 +33,15 @@ extension ActivityState {
         let sandbox = Set(
             stored.updateTokens.filter { $0.environment == .sandbox }.map { DeviceToken.lowercased($0.token) }
                 + starts.filter { $0.environment == .sandbox }.map { DeviceToken.lowercased($0.token) })
+        var locales: [String: String] = [:]
+        for (token, locale) in stored.updateTokens.map({ ($0.token, $0.locale) }) + starts.map({ ($0.token, $0.locale) }) {
+            if let locale { locales[DeviceToken.lowercased(token)] = locale }
+        }
         self.init(
             snapshot: record.flatMap { Self.snapshot(of: $0, kind: kind) },
             tokens: TokenSnapshot(
                 updateTokens: stored.updateTokens.map(\.token), pushToStartTokens: starts.map(\.token),
-                sandboxTokens: sandbox),
+                sandboxTokens: sandbox, locales: locales),
             preferences: stored.preferences,
             budget: BudgetUsage(
                 priority10Count: record?.budget.spent ?? 0,

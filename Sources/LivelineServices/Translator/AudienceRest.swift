@@ -27,6 +27,8 @@ struct AudienceRest: Sendable {
     var now: Date
     /// The start's event was redelivered: its jobs are copies (``BatchProcessor/PreparedBatch/copies``).
     var copy: Bool
+    /// The form of the starts' alert, from the last page translated.
+    var alertForm: AlertForm? = nil
     /// Devices started from the pages read so far.
     var started = 0
     var pages = 0
@@ -56,19 +58,21 @@ extension BatchProcessor {
             if case .device(_, .pushToStart, _) = $0.target { true } else { false }
         }
         rest.started += starts.count
+        rest.alertForm = send.alertForm
         return starts
     }
 }
 
 extension TokenSnapshot {
-    /// Makes `devices` the audience a start goes to, with each one's APNs environment and iOS
-    /// version.
+    /// Makes `devices` the audience a start goes to, with each one's APNs environment, iOS
+    /// version and locale.
     mutating func start(_ devices: [PushToStartToken]) {
         audience = devices.map(\.token)
         for device in devices {
             let token = DeviceToken.lowercased(device.token)
             if device.environment == .sandbox { sandboxTokens.insert(token) }
             if let osVersion = device.osVersion { osVersions[token] = osVersion }
+            if let locale = device.locale { locales[token] = locale }
         }
     }
 }

@@ -18,12 +18,14 @@ extension BatchProcessor {
         guard !starts.isEmpty else { return 0 }
         var jobs: [PushJob] = []
         var trace: [TraceEntry] = []
+        var sends: [TranslationDecision.Send] = []
         do {
             for (activityID, devices) in Dictionary(grouping: starts, by: \.activityID).sorted(by: { $0.key < $1.key }) {
                 guard let decision = try await lateStart(of: activityID, devices: devices.map(\.token), now: now) else { continue }
                 switch decision {
                 case .send(let send):
                     jobs += send.jobs
+                    sends.append(send)
                     trace.append(TraceEntry(activityID: activityID, at: now, kind: .pushDecided, detail:
                         "late start for \(devices.count) device(s) that came after the start; " + send.traceNotes.joined(separator: "; ")))
                 case .drop(let drop):
@@ -37,7 +39,8 @@ extension BatchProcessor {
             if !jobs.isEmpty {
                 let batch = PreparedBatch(
                     outgoing: [], jobsToPublish: jobs, publishedAt: EventTime(Date()), received: 0, translated: 0,
-                    jobs: jobs.count, downgraded: 0, dropped: [:], deadLettered: [:], startedPublishing: .now)
+                    jobs: jobs.count, downgraded: 0, dropped: [:], deadLettered: [:], startedPublishing: .now,
+                    alerts: Self.alerts(of: sends))
                 try await confirm(batch, submitted: try await submit(batch))
             }
         } catch {

@@ -48,6 +48,8 @@ struct BatchProcessor: Sendable {
         var dropped: [String: Int]
         var deadLettered: [String: Int]
         var startedPublishing: ContinuousClock.Instant
+        /// Jobs with an alert, by its form.
+        var alerts: [AlertForm: Int] = [:]
         /// Outcomes for the producers, published beside the batch and confirmed with it.
         var outcomes: [AMQPMessage] = []
         /// Ids of the jobs made from redelivered events: an earlier attempt may have
@@ -339,8 +341,17 @@ struct BatchProcessor: Sendable {
         return PreparedBatch(
             outgoing: outgoing, jobsToPublish: jobs, publishedAt: EventTime(Date()),
             received: planned.received, translated: sends.count, jobs: jobs.count,
-            downgraded: sends.count { $0.downgraded }, dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart,
+            downgraded: sends.count { $0.downgraded },
+            dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart,
+            alerts: Self.alerts(of: sends),
             outcomes: outcomeMessages, copies: copies, audienceRests: audienceRests)
+    }
+
+    /// The jobs of `sends` that carry an alert, by its form.
+    static func alerts(of sends: [TranslationDecision.Send]) -> [AlertForm: Int] {
+        var counts: [AlertForm: Int] = [:]
+        for send in sends { if let form = send.alertForm { counts[form, default: 0] += send.jobs.count } }
+        return counts
     }
 
     /// Adds the event's outcome when its domain's producers asked for outcomes.
@@ -414,6 +425,10 @@ struct BatchProcessor: Sendable {
         var outcomes: (count: Int, receipt: PublishReceipt)? = nil
         /// Starts published from the rest of audiences, beyond the batch's own jobs.
         var audienceStarts = 0
+        /// Those starts by their alert's form.
+        var audienceAlerts: [AlertForm: Int] = [:]
+        /// A line per audience read to its end, written once its last slice is confirmed.
+        var audienceTrace: [TraceEntry] = []
     }
 
     /// Queues the batch's dead letters and jobs on the publisher connection: batches
@@ -433,6 +448,8 @@ struct BatchProcessor: Sendable {
         var jobs = batch.jobsToPublish[...]
         var rests = batch.audienceRests[...]
         var audienceStarts = 0
+        var audienceAlerts: [AlertForm: Int] = [:]
+        var audienceTrace: [TraceEntry] = []
         // Whether `jobs` are a page of a redelivered start's audience: copies, all of them.
         var pageOfCopies = false
         // Two slices in flight: the broker works on one while the next is encoded and sent.
@@ -461,13 +478,14 @@ struct BatchProcessor: Sendable {
                     jobs = page[...]
                     pageOfCopies = rest.copy
                     audienceStarts += page.count
+                    if let form = rest.alertForm { audienceAlerts[form, default: 0] += page.count }
                     rests[rests.startIndex] = rest
                     health?.progressed()
                 } else {
                     rests.removeFirst()
-                    try await store.appendTrace([TraceEntry(
+                    audienceTrace.append(TraceEntry(
                         activityID: rest.event.activityId, at: Date(), kind: .pushDecided,
-                        detail: "event \(rest.event.id): start for \(rest.started) more device(s) of its audience, read in \(rest.pages) page(s)")])
+                        detail: "event \(rest.event.id): start for \(rest.started) more device(s) of its audience, read in \(rest.pages) page(s)"))
                 }
             }
             var submitted = Submitted(messages: messages, receipt: publisher.submit(contentsOf: messages))
@@ -477,6 +495,8 @@ struct BatchProcessor: Sendable {
                     submitted.outcomes = (batch.outcomes.count, publisher.submit(contentsOf: batch.outcomes))
                 }
                 submitted.audienceStarts = audienceStarts
+                submitted.audienceTrace = audienceTrace
+                submitted.audienceAlerts = audienceAlerts
                 return submitted
             }
             previous = submitted
@@ -499,11 +519,14 @@ struct BatchProcessor: Sendable {
         if let outcomes, let submittedOutcomes = submitted.outcomes {
             try await outcomes.confirmed(submittedOutcomes.count, submittedOutcomes.receipt)
         }
+        if !submitted.audienceTrace.isEmpty { try await store.appendTrace(submitted.audienceTrace) }
         _ = metrics.record(.publish, since: batch.startedPublishing)
         metrics.received.increment(by: batch.received)
         metrics.translated.increment(by: batch.translated)
         metrics.jobsPublished.increment(by: batch.jobs + submitted.audienceStarts)
         metrics.downgraded.increment(by: batch.downgraded)
+        metrics.alerts(batch.alerts)
+        metrics.alerts(submitted.audienceAlerts)
         for (reason, count) in batch.dropped { metrics.dropped(reason, count: count) }
         for (reason, count) in batch.deadLettered { metrics.deadLettered(reason, count: count) }
     }

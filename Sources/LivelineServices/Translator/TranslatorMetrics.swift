@@ -1,4 +1,5 @@
 import CoreMetrics
+import LivelineCore
 import Metrics
 
 // Tests: Tests/LivelineServicesTests/TranslatorServiceTests.swift
@@ -19,6 +20,8 @@ struct TranslatorMetrics: Sendable {
     let downgraded: Counter
     /// Devices started into a live shared activity after its start (``BatchProcessor/startLate(limit:now:)``).
     let lateStarts: Counter
+    /// Jobs that carry an alert, by how its text is given (``AlertForm``).
+    private let alertJobs: [AlertForm: Counter]
     private let phases: [TranslatorPhase: Metrics.Timer]
     private let factory: any MetricsFactory
 
@@ -34,6 +37,9 @@ struct TranslatorMetrics: Sendable {
         queueWait = Metrics.Timer(label: "liveline_translator_queue_wait_seconds", factory: factory)
         downgraded = Counter(label: "liveline_translator_downgrades_total", factory: factory)
         lateStarts = Counter(label: "liveline_translator_late_starts_total", factory: factory)
+        alertJobs = Dictionary(uniqueKeysWithValues: AlertForm.allCases.map {
+            ($0, Counter(label: "liveline_translator_alert_jobs_total", dimensions: [("form", $0.rawValue)], factory: factory))
+        })
         var phases: [TranslatorPhase: Metrics.Timer] = [:]
         for phase in TranslatorPhase.allCases {
             phases[phase] = Metrics.Timer(
@@ -48,6 +54,11 @@ struct TranslatorMetrics: Sendable {
         let (seconds, attoseconds) = (now - start).components
         phases[phase]?.recordNanoseconds(seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000)
         return now
+    }
+
+    /// Jobs published with an alert, by form.
+    func alerts(_ counts: [AlertForm: Int]) {
+        for (form, count) in counts where count > 0 { alertJobs[form]?.increment(by: count) }
     }
 
     /// Events that produced no push although nothing was wrong with them.

@@ -32,11 +32,12 @@ extension PostgresLivelineStore {
             let token = registration.token
             let ms = registration.at.millisecondsSince1970
             let environment = registration.environment.rawValue
+            let locale = registration.locale
             let inserted = try await Self.first(Bool.self, """
-                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms, environment)
-                VALUES (\(id), \(device), \(token), \(ms), \(environment))
+                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms, environment, locale)
+                VALUES (\(id), \(device), \(token), \(ms), \(environment), \(locale))
                 ON CONFLICT (activity_id, device_id) DO UPDATE SET token = EXCLUDED.token,
-                    registered_ms = EXCLUDED.registered_ms, environment = EXCLUDED.environment
+                    registered_ms = EXCLUDED.registered_ms, environment = EXCLUDED.environment, locale = EXCLUDED.locale
                 RETURNING (xmax = 0)
                 """, on: connection, logger: logger) ?? false
             return inserted ? .created(createdActivity: createdActivity) : .replaced
@@ -63,12 +64,12 @@ extension PostgresLivelineStore {
         // xmax is 0 on a row the statement inserted, not on one it updated.
         guard try await first(Bool.self, """
             INSERT INTO push_to_start_tokens
-                (user_id, attributes_type, device_id, token, registered_ms, environment, os_version)
+                (user_id, attributes_type, device_id, token, registered_ms, environment, os_version, locale)
             VALUES (\(token.userID), \(token.attributesType), \(token.deviceID), \(token.token), \(registered),
-                    \(environment), \(token.osVersion))
+                    \(environment), \(token.osVersion), \(token.locale))
             ON CONFLICT (user_id, attributes_type, device_id) DO UPDATE SET token = EXCLUDED.token,
                 registered_ms = EXCLUDED.registered_ms, environment = EXCLUDED.environment,
-                os_version = EXCLUDED.os_version
+                os_version = EXCLUDED.os_version, locale = EXCLUDED.locale
             RETURNING xmax = 0
             """) == true else { return }
         // A device new to the user was in no live game's audience: queue it for those the user follows.

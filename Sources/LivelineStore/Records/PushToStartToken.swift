@@ -22,14 +22,17 @@ public struct PushToStartToken: Sendable, Hashable, Codable {
     /// The device's iOS version as the app reported it (`18.1`), nil if it did not: a
     /// broadcast channel only reaches iOS 18 and later.
     public var osVersion: String?
+    /// The locale the app reported (`de-AT`), nil if it did not: picks an alert's language.
+    public var locale: String?
 
     /// The device id of registrations that name none.
     public static let defaultDeviceID = "default"
 
     public init(
         userID: String, attributesType: String, deviceID: String = PushToStartToken.defaultDeviceID, token: String,
-        registeredAt: Date, environment: APNsEnvironment = .production, osVersion: String? = nil
+        registeredAt: Date, environment: APNsEnvironment = .production, osVersion: String? = nil, locale: String? = nil
     ) {
+        self.locale = locale
         self.userID = userID
         self.attributesType = attributesType
         self.deviceID = deviceID

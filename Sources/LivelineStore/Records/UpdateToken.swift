@@ -15,10 +15,14 @@ public struct UpdateToken: Sendable, Hashable, Codable {
     public var registeredAt: Date
     /// Which APNs host accepts the token.
     public var environment: APNsEnvironment
+    /// The locale the app reported (`de-AT`), nil if it did not: picks an alert's language.
+    public var locale: String?
 
     public init(
-        activityID: String, deviceID: String, token: String, registeredAt: Date, environment: APNsEnvironment = .production
+        activityID: String, deviceID: String, token: String, registeredAt: Date, environment: APNsEnvironment = .production,
+        locale: String? = nil
     ) {
+        self.locale = locale
         self.activityID = activityID
         self.deviceID = deviceID
         self.token = token

@@ -13,6 +13,8 @@ public struct UpdateTokenRegistration: Sendable, Hashable {
     public var token: String
     /// Which APNs host accepts the token.
     public var environment: APNsEnvironment
+    /// The locale the app reported, nil if none.
+    public var locale: String?
     /// Used only when the registration creates a pending row.
     public var domain: String?
     /// Used only when the registration creates a pending row.
@@ -21,8 +23,10 @@ public struct UpdateTokenRegistration: Sendable, Hashable {
 
     public init(
         activityID: String, deviceID: String, userID: String, token: String,
-        environment: APNsEnvironment = .production, domain: String? = nil, attributesType: String? = nil, at: Date
+        environment: APNsEnvironment = .production, locale: String? = nil, domain: String? = nil, attributesType: String? = nil,
+        at: Date
     ) {
+        self.locale = locale
         self.activityID = activityID
         self.deviceID = deviceID
         self.userID = userID

@@ -26,12 +26,13 @@ extension SQLiteLivelineStore {
                 db.cachedStatement(sql: "SELECT 1 FROM update_tokens WHERE activity_id = ? AND device_id = ?"),
                 arguments: [registration.activityID, registration.deviceID]) ?? false
             try db.cachedStatement(sql: """
-                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms, environment) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms, environment, locale)
+                VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (activity_id, device_id) DO UPDATE SET token = excluded.token,
-                    registered_ms = excluded.registered_ms, environment = excluded.environment
+                    registered_ms = excluded.registered_ms, environment = excluded.environment, locale = excluded.locale
                 """).execute(arguments: [
                     registration.activityID, registration.deviceID, registration.token,
-                    registration.at.millisecondsSince1970, registration.environment.rawValue,
+                    registration.at.millisecondsSince1970, registration.environment.rawValue, registration.locale,
                 ])
             return existed ? .replaced : .created(createdActivity: createdActivity)
         }
@@ -56,14 +57,14 @@ extension SQLiteLivelineStore {
                 """), arguments: [token.userID, token.attributesType, token.deviceID]) ?? false
             try db.cachedStatement(sql: """
                 INSERT INTO push_to_start_tokens
-                    (user_id, attributes_type, device_id, token, registered_ms, environment, os_version)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                    (user_id, attributes_type, device_id, token, registered_ms, environment, os_version, locale)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (user_id, attributes_type, device_id) DO UPDATE SET token = excluded.token,
                     registered_ms = excluded.registered_ms, environment = excluded.environment,
-                    os_version = excluded.os_version
+                    os_version = excluded.os_version, locale = excluded.locale
                 """).execute(arguments: [
                     token.userID, token.attributesType, token.deviceID, token.token, token.registeredAt.millisecondsSince1970,
-                    token.environment.rawValue, token.osVersion,
+                    token.environment.rawValue, token.osVersion, token.locale,
                 ])
             guard isNewDevice else { return }
             // A device new to the user was in no live game's audience: queue it for those the

@@ -214,6 +214,11 @@ enum SQLiteSchema {
             CREATE INDEX event_outcomes_event ON event_outcomes (event_id, at_ms);
             CREATE INDEX event_outcomes_at ON event_outcomes (at_ms);
             """),
+        // The locale each device's app registered with its token, for alerts in its language.
+        Migration(version: 12, sql: """
+            ALTER TABLE update_tokens ADD COLUMN locale TEXT;
+            ALTER TABLE push_to_start_tokens ADD COLUMN locale TEXT;
+            """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
