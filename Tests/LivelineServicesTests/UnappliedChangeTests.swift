@@ -15,7 +15,7 @@ import Testing
 /// another worker took the same messages while this one was cut off from the broker, or an
 /// earlier attempt stored them and died before publishing. Whichever way, the event is
 /// either published or dropped with its reason in the trace, never silently.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct UnappliedChangeTests {
     /// Plans `event` on what the store holds now, lets `meanwhile` write, then stores the plan.
     static func store(
