@@ -7,7 +7,8 @@
 /// JSON keys: `name`, `kind`, `attributesType`, `bundleId` (required), `delivery`
 /// (default `deviceTokens`), `shared` (default false), `channel` (default: a
 /// ``ChannelPolicy`` that stores nothing and needs iOS 18), `policy` (default: an empty
-/// ``DomainPolicy``).
+/// ``DomainPolicy``), and for a generic domain `contentStateVersions` (default: version 1,
+/// nothing older; a Swift model declares its own, ``VersionedContentState``).
 public struct DomainConfiguration: Hashable, Sendable {
     /// The routing prefix and CloudEvents `type` prefix, e.g. `ride`.
     public var name: String
@@ -28,11 +29,14 @@ public struct DomainConfiguration: Hashable, Sendable {
     public var channel: ChannelPolicy
     /// The push policy.
     public var policy: DomainPolicy
+    /// The content-state versions apps decode, and how the current state becomes each older one.
+    public var contentStates: ContentStateVersions
 
     /// Creates a domain configuration.
     public init(
         name: String, kind: DomainKind, attributesType: String, bundleId: String, delivery: DeliveryMode = .deviceTokens,
-        shared: Bool = false, channel: ChannelPolicy = ChannelPolicy(), policy: DomainPolicy
+        shared: Bool = false, channel: ChannelPolicy = ChannelPolicy(), policy: DomainPolicy,
+        contentStates: ContentStateVersions? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -42,6 +46,7 @@ public struct DomainConfiguration: Hashable, Sendable {
         self.shared = shared
         self.channel = channel
         self.policy = policy
+        self.contentStates = kind.modelVersions ?? contentStates ?? ContentStateVersions()
     }
 
     /// The `apns-topic` for device-token pushes.
@@ -49,7 +54,7 @@ public struct DomainConfiguration: Hashable, Sendable {
 }
 
 extension DomainConfiguration: Codable {
-    private enum Keys: String, CodingKey { case name, kind, attributesType, bundleId, delivery, shared, channel, policy }
+    private enum Keys: String, CodingKey { case name, kind, attributesType, bundleId, delivery, shared, channel, policy, contentStateVersions }
 
     /// Decodes with the documented defaults for absent keys.
     public init(from decoder: any Decoder) throws {
@@ -62,12 +67,25 @@ extension DomainConfiguration: Codable {
             delivery: try container.decodeIfPresent(DeliveryMode.self, forKey: .delivery) ?? .deviceTokens,
             shared: try container.decodeIfPresent(Bool.self, forKey: .shared) ?? false,
             channel: try container.decodeIfPresent(ChannelPolicy.self, forKey: .channel) ?? ChannelPolicy(),
-            policy: try container.decodeIfPresent(DomainPolicy.self, forKey: .policy) ?? DomainPolicy()
+            policy: try container.decodeIfPresent(DomainPolicy.self, forKey: .policy) ?? DomainPolicy(),
+            contentStates: try container.decodeIfPresent(ContentStateVersions.self, forKey: .contentStateVersions)
         )
         if let problem = alertProblem {
             throw DecodingError.dataCorruptedError(forKey: .policy, in: container, debugDescription: "domain \(name): \(problem)")
         }
+        if kind != .generic, container.contains(.contentStateVersions) {
+            throw DecodingError.dataCorruptedError(
+                forKey: .contentStateVersions, in: container,
+                debugDescription: "domain \(name): a \(kind.rawValue) domain's versions are declared next to its Swift model")
+        }
+        if let problem = versionProblem {
+            throw DecodingError.dataCorruptedError(
+                forKey: .contentStateVersions, in: container, debugDescription: "domain \(name): contentStateVersions: \(problem)")
+        }
     }
+
+    /// What is wrong with the domain's content-state versions, or nil.
+    public var versionProblem: String? { contentStates.problem(cases: kind.modelCases) }
 
     /// Why the domain's alerts cannot be sent as configured, or nil: a broadcast carries one
     /// payload for every subscriber, so a channel domain's alerts use loc-keys, not a text per language.
@@ -90,5 +108,6 @@ extension DomainConfiguration: Codable {
         try container.encode(shared, forKey: .shared)
         try container.encode(channel, forKey: .channel)
         try container.encode(policy, forKey: .policy)
+        if kind == .generic { try container.encode(contentStates, forKey: .contentStateVersions) }
     }
 }

@@ -26,4 +26,25 @@ public enum DomainKind: String, Codable, Hashable, Sendable {
             OpaqueContract()
         }
     }
+
+    /// The content-state versions of the Swift model; nil for the generic domain, whose
+    /// file declares them.
+    var modelVersions: ContentStateVersions? {
+        switch self {
+        case .ride: ContentStateVersions(of: RideModel.State.self)
+        case .delivery: ContentStateVersions(of: DeliveryModel.State.self)
+        case .score: ContentStateVersions(of: ScoreModel.State.self)
+        case .generic: nil
+        }
+    }
+
+    /// The model's enum fields with their cases, which a version's changes may name.
+    var modelCases: [String: Set<String>] {
+        switch self {
+        case .ride: ["status": Set(RideModel.statuses)]
+        case .delivery: ["currentStep": Set(DeliveryModel.statuses)]
+        case .score: ["status": Set(ScoreModel.statuses)]
+        case .generic: [:]
+        }
+    }
 }

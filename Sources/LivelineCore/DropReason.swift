@@ -15,4 +15,7 @@ public enum DropReason: String, Codable, Hashable, Sendable {
     /// No update token, no usable push-to-start token and no channel; the state is
     /// still applied so a later token registration or reconciliation sees it.
     case noTarget
+    /// Every device's app decodes an older content-state version, and none can show this
+    /// state (``ContentStateVersions``); the state is still applied.
+    case incompatibleVersion
 }

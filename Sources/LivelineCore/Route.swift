@@ -94,10 +94,13 @@ extension Translator {
             var withoutChannel: [PushTarget] = []
             for token in audience {
                 let target = PushTarget.device(token: token, kind: .pushToStart, environment: tokens.environment(of: token))
-                // A device hears the channel only on iOS 18 and later, and only in the channel's
-                // APNs environment; any other is started and updated per token.
+                // A device hears the channel only on iOS 18 and later, only in the channel's APNs
+                // environment, and (unless the channel carries the oldest version) only with an
+                // app that decodes the current content-state; any other is started and updated per token.
                 if channel != nil, configuration.channel.reaches(osVersion: tokens.osVersions[token]),
-                    tokens.environment(of: token) == tokens.channelEnvironment {
+                    tokens.environment(of: token) == tokens.channelEnvironment,
+                    configuration.channel.olderContentStates == .oldest
+                        || tokens.contentVersions[token].map({ $0 >= configuration.contentStates.current }) ?? true {
                     onChannel.append(target)
                 } else {
                     withoutChannel.append(target)

@@ -23,6 +23,13 @@ public struct TokenSnapshot: Codable, Hashable, Sendable {
     /// The locale each device's app registered with its token (`de-AT`), by lower-case token;
     /// absent for devices that registered none. Picks an alert's language.
     public var locales: [String: String]
+    /// The content-state version each device's app declared with its token, by lower-case
+    /// token; absent for devices that declared none (taken as the current version).
+    public var contentVersions: [String: Int]
+    /// The content-state version broadcasts carry: the oldest registered for the domain, for
+    /// a channel whose older devices listen too (``ChannelPolicy/OlderContentStates/oldest``);
+    /// nil: the current one.
+    public var channelContentVersion: Int?
     /// The APNs environment the broadcast channel lives in: a device of the other
     /// environment never hears it (a development build on a production channel).
     public var channelEnvironment: APNsEnvironment
@@ -31,9 +38,12 @@ public struct TokenSnapshot: Codable, Hashable, Sendable {
     public init(
         updateTokens: [String] = [], pushToStartTokens: [String] = [], sandboxTokens: Set<String> = [],
         channelID: String? = nil, audience: [String] = [], osVersions: [String: String] = [:],
-        locales: [String: String] = [:], channelEnvironment: APNsEnvironment = .production
+        locales: [String: String] = [:], contentVersions: [String: Int] = [:], channelContentVersion: Int? = nil,
+        channelEnvironment: APNsEnvironment = .production
     ) {
         self.locales = locales
+        self.contentVersions = contentVersions
+        self.channelContentVersion = channelContentVersion
         self.updateTokens = updateTokens
         self.pushToStartTokens = pushToStartTokens
         self.sandboxTokens = sandboxTokens

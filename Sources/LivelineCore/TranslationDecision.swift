@@ -13,7 +13,7 @@ public enum TranslationDecision: Hashable, Sendable {
     /// Jobs to publish.
     public struct Send: Hashable, Sendable {
         /// One job per target, all with the same payload bytes but where a shared start's
-        /// channel, or an alert's language, differs.
+        /// channel, an alert's language or the content-state version differs.
         public var jobs: [PushJob]
         /// The activity after this event.
         public var newSnapshot: ActivitySnapshot
@@ -25,6 +25,10 @@ public enum TranslationDecision: Hashable, Sendable {
         public var downgraded = false
         /// How the jobs' alert is given; nil when they carry none.
         public var alertForm: AlertForm? = nil
+        /// The jobs by the content-state version their payload carries.
+        public var jobsByVersion: [Int: Int] = [:]
+        /// Devices left out because their app's content-state version cannot show this state.
+        public var incompatible = 0
     }
 
     /// Nothing to publish.
@@ -34,7 +38,7 @@ public enum TranslationDecision: Hashable, Sendable {
         /// A human explanation.
         public var message: String
         /// The activity with the event applied, when the state should still be
-        /// stored (`noTarget`, `activitiesDisabled`, `pastLifetime`); nil otherwise.
+        /// stored (`noTarget`, `activitiesDisabled`, `pastLifetime`, `incompatibleVersion`); nil otherwise.
         public var newSnapshot: ActivitySnapshot?
         /// Why each choice was made.
         public var traceNotes: [String]

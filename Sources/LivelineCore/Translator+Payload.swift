@@ -6,9 +6,11 @@ extension Translator {
     /// The largest payload APNs accepts for a Live Activity push, in bytes.
     public static let maxPayloadBytes = 4_096
 
-    /// Builds the payload and checks that it fits APNs' 4096 bytes (`payload-too-large`).
+    /// Builds the payload, with `contentState` when given (an older version's) and the event's
+    /// otherwise, and checks that it fits APNs' 4096 bytes (`payload-too-large`).
     static func payload(
-        for event: DomainEvent, route: Route, inputPushChannel: String? = nil, language: String? = nil, style: PushStyle,
+        for event: DomainEvent, route: Route, inputPushChannel: String? = nil, language: String? = nil,
+        contentState: Data? = nil, style: PushStyle,
         previous: ActivitySnapshot?,
         snapshot: ActivitySnapshot,
         statusPolicy: StatusPolicy, dismissalDate: EventTime? = nil, notes: inout [String]
@@ -40,7 +42,7 @@ extension Translator {
         )
         // Content-state and attributes are canonical since parsing: the model's own
         // encoding, checked to decode back (ContentStateContract).
-        let payload = fields.payload(contentStateJSON: event.contentStateJSON, attributes: isStart ? snapshot.attributes : nil)
+        let payload = fields.payload(contentStateJSON: contentState ?? event.contentStateJSON, attributes: isStart ? snapshot.attributes : nil)
         guard payload.count <= maxPayloadBytes else {
             let message = "payload\(language.map { " in \($0)" } ?? "") is \(payload.count) bytes, more than the \(maxPayloadBytes)-byte APNs limit"
             return .failure(.init(reason: .payloadTooLarge, message: message, traceNotes: notes))

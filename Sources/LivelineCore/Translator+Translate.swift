@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCodecs
 
 // Tests: Tests/LivelineCoreTests/LifecycleTests.swift, Tests/LivelineCoreTests/TargetingTests.swift, Tests/LivelineCoreTests/GoldenPayloadTests.swift
 
@@ -80,25 +81,43 @@ extension Translator {
         case .failure(let rejection): return .deadLetter(rejection)
         }
 
-        // One payload per variant: a shared start differs only in `input-push-channel`, and an
-        // alert with a text per language in the language of each device.
-        var variants: [(targets: [PushTarget], channel: String?, language: String?)] = []
-        if !route.targets.isEmpty { variants += Self.byLanguage(route.targets, channel: route.inputPushChannel, alert: style.alert, tokens: tokens, policy: configuration.policy) }
-        if !route.withoutChannel.isEmpty { variants += Self.byLanguage(route.withoutChannel, channel: nil, alert: style.alert, tokens: tokens, policy: configuration.policy) }
-        if variants.count > 1, let alert = style.alert, alert.form == .perLanguage {
-            notes.append("alert in \(variants.map { $0.language ?? "its own text" }.joined(separator: ", "))")
+        // One payload per variant: a shared start differs only in `input-push-channel`, an
+        // alert with a text per language in the language of each device, and the state in the
+        // content-state version each device's app decodes.
+        let variants = Self.variants(route.targets, channel: route.inputPushChannel, alert: style.alert, tokens: tokens, configuration: configuration)
+            + Self.variants(route.withoutChannel, channel: nil, alert: style.alert, tokens: tokens, configuration: configuration)
+        let languages = Set(variants.map { $0.language ?? "its own text" })
+        if languages.count > 1, style.alert?.form == .perLanguage {
+            notes.append("alert in \(languages.sorted().joined(separator: ", "))")
         }
+        var incompatible = 0
+        var jobsByVersion: [Int: Int] = [:]
         var fields: APSFields?
         var jobs: [PushJob] = []
-        for variant in variants {
+        for index in variants.indices {
+            var contentState: Data? = nil
+            if let version = variants[index].version {
+                switch configuration.contentStates.state(event.contentState, for: version) {
+                case .success(let state): contentState = JSONValue.encoded(state)
+                case .failure(let reason):
+                    let targets = variants[index].targets
+                    incompatible += targets.count
+                    notes.append("incompatible-version: not sent to \(targets.count == 1 ? targets[0].logDescription : "\(targets.count) devices"): \(reason.message)")
+                    continue
+                case nil: break
+                }
+            }
+            let variant = variants[index]
             let built: (APSFields, Data)
-            switch Self.payload(for: event, route: route, inputPushChannel: variant.channel, language: variant.language, style: style,
+            switch Self.payload(for: event, route: route, inputPushChannel: variant.channel, language: variant.language,
+                                contentState: contentState, style: style,
                                 previous: activity, snapshot: snapshot, statusPolicy: statusPolicy,
                                 dismissalDate: event.overrides?.dismissalDate, notes: &notes) {
             case .success(let success): built = success
             case .failure(let rejection): return .deadLetter(rejection)
             }
             fields = built.0
+            jobsByVersion[variant.version ?? configuration.contentStates.current, default: 0] += variant.targets.count
             jobs += variant.targets.map { target in
                 let jobId = JobIdentity.jobId(eventId: event.id, target: target)
                 return PushJob(
@@ -110,6 +129,10 @@ extension Translator {
                     alerts: built.0.alert != nil
                 )
             }
+        }
+        if fields == nil, incompatible > 0 {
+            return .drop(.init(reason: .incompatibleVersion, message: "no device's app decodes this content-state",
+                               newSnapshot: snapshot, traceNotes: notes))
         }
         guard let fields else {
             return .drop(.init(reason: .noTarget, message: "no target", newSnapshot: snapshot, traceNotes: notes))
@@ -133,25 +156,52 @@ extension Translator {
             jobs: jobs, newSnapshot: snapshot, newBudget: newBudget,
             traceNotes: notes,
             downgraded: style.priority < demanded,
-            alertForm: fields.alert == nil ? nil : style.alert?.form
+            alertForm: fields.alert == nil ? nil : style.alert?.form,
+            jobsByVersion: jobsByVersion, incompatible: incompatible
         ))
     }
 
+    /// Targets that get the same payload.
+    struct Variant {
+        var targets: [PushTarget]
+        var channel: String?
+        /// The alert's language, for an alert with a text per language.
+        var language: String?
+        /// The content-state version, when older than the current one.
+        var version: Int?
+    }
+
     /// `targets` in groups that get the same payload: one group, unless the alert has a text
-    /// per language, when each device gets its locale's (a channel is never given one).
-    static func byLanguage(
-        _ targets: [PushTarget], channel: String?, alert: AlertTemplate?, tokens: TokenSnapshot, policy: DomainPolicy
-    ) -> [(targets: [PushTarget], channel: String?, language: String?)] {
-        guard let alert, !alert.translations.isEmpty else { return [(targets, channel, nil)] }
-        var groups: [String?: [PushTarget]] = [:]
-        var order: [String?] = []
-        for target in targets {
-            let locale: String? = if case .device(let token, _, _) = target { tokens.locales[token] } else { nil }
-            let language = alert.language(forLocale: locale, fallbackLanguage: policy.fallbackLanguage)
-            if groups[language] == nil { order.append(language) }
-            groups[language, default: []].append(target)
+    /// per language or devices decode older content-states, when each device gets its locale's
+    /// text and its version's state. A broadcast is given no language, and a version only when
+    /// its channel carries the oldest registered.
+    static func variants(
+        _ targets: [PushTarget], channel: String?, alert: AlertTemplate?, tokens: TokenSnapshot, configuration: DomainConfiguration
+    ) -> [Variant] {
+        guard !targets.isEmpty else { return [] }
+        let translated = alert.map { !$0.translations.isEmpty } ?? false
+        let current = configuration.contentStates.current
+        func older(_ version: Int?) -> Int? { version.flatMap { $0 < current ? $0 : nil } }
+        if !translated, tokens.contentVersions.isEmpty, tokens.channelContentVersion == nil {
+            return [Variant(targets: targets, channel: channel)]
         }
-        return order.map { (groups[$0] ?? [], channel, $0) }
+        struct Key: Hashable { var language: String?; var version: Int? }
+        var groups: [Key: [PushTarget]] = [:]
+        var order: [Key] = []
+        for target in targets {
+            let key: Key
+            switch target {
+            case .device(let token, _, _):
+                key = Key(
+                    language: translated ? alert?.language(forLocale: tokens.locales[token], fallbackLanguage: configuration.policy.fallbackLanguage) : nil,
+                    version: older(tokens.contentVersions[token]))
+            case .channel:
+                key = Key(language: nil, version: older(tokens.channelContentVersion))
+            }
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(target)
+        }
+        return order.map { Variant(targets: groups[$0] ?? [], channel: channel, language: $0.language, version: $0.version) }
     }
 
     /// `apns-expiration`: the stale date for a device (nil: store until delivered). A

@@ -24,3 +24,8 @@ extension DeliveryAttributes {
         }
     }
 }
+
+extension DeliveryAttributes.ContentState: VersionedContentState {
+    public static let contentStateVersion = 1
+    public static let olderContentStates: [ContentStateVersion] = []
+}

@@ -44,6 +44,19 @@ extension RideAttributes {
     }
 }
 
+extension RideAttributes.ContentState: VersionedContentState {
+    public static let contentStateVersion = 2
+
+    /// Version 1 apps know no `arriving` (they show the ride as in progress) and no distance.
+    /// In this file for the synthesized `CodingKeys`: a field named here must exist.
+    public static let olderContentStates = [
+        ContentStateVersion(1, changes: [
+            .added(RideStatus.arriving, in: CodingKeys.status, shownAs: .inProgress),
+            .added(CodingKeys.distanceRemaining),
+        ]),
+    ]
+}
+
 extension RideAttributes.ContentState {
     /// The ETA window as dates, for `Text(timerInterval:)` in the widget.
     ///

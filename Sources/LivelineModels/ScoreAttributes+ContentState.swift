@@ -40,3 +40,16 @@ extension ScoreAttributes {
         }
     }
 }
+
+extension ScoreAttributes.ContentState: VersionedContentState {
+    public static let contentStateVersion = 2
+
+    /// Version 1 apps know no intermission (they show halftime), and require `lastPlay`.
+    /// In this file for the synthesized `CodingKeys`: a field named here must exist.
+    public static let olderContentStates = [
+        ContentStateVersion(1, changes: [
+            .added(GameStatus.intermission, in: CodingKeys.status, shownAs: .halftime),
+            .madeOptional(CodingKeys.lastPlay, default: ""),
+        ]),
+    ]
+}

@@ -239,7 +239,8 @@ struct LocalizedAlertTests {
         #expect(try Fixtures.sent(Self.arrival(Self.translator(arrival: long))).jobs.count == 2)
     }
 
-    /// The domain file that docs/producers.md shows decodes, with each form as it says.
+    /// The domain file that docs/producers.md shows decodes, with each form as it says and its
+    /// content-state versions.
     @Test func theProducersGuideExampleIsADomainFileThatLoads() throws {
         let guide = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("docs/producers.md")
@@ -247,7 +248,9 @@ struct LocalizedAlertTests {
         let blocks = text.components(separatedBy: "```json\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
         let example = try #require(blocks.first { $0.contains("fallbackLanguage") })
         let configuration = try JSONDecoder().decode(TranslatorConfiguration.self, from: Data(example.utf8))
-        let statuses = try #require(configuration.domains.first).policy.statuses
+        let domain = try #require(configuration.domains.first)
+        #expect(domain.contentStates.current == 2 && domain.contentStates.older.first?.changes.count == 2)
+        let statuses = domain.policy.statuses
         #expect(statuses["boarding"]?.alert?.form == .localizationKey)
         #expect(statuses["landed"]?.alert?.form == .perLanguage)
     }
