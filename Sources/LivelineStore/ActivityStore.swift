@@ -204,6 +204,14 @@ public protocol ActivityStore: DeadLetterStore {
     /// start reaches, which the api bounds per user.
     func pushToStartDevices(userID: String) async throws -> Set<String>
 
+    /// The oldest content-state version declared with a push-to-start token of the type, nil
+    /// when none declared one: what a channel carrying the oldest version broadcasts.
+    func oldestContentVersion(attributesType: String) async throws -> Int?
+
+    /// The registered tokens counted by type, kind, content-state version and locale, the
+    /// type's only when `attributesType` is given; ordered by those.
+    func tokenRegistrations(attributesType: String?) async throws -> [TokenRegistrations]
+
     /// Removes the user's push-to-start token for an attributes type on one device, or on
     /// every device when `deviceID` is nil.
     ///

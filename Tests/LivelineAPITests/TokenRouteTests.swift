@@ -270,20 +270,22 @@ struct TokenRouteTests {
     }
 
     /// Both kinds of token take the app's locale, stored as a language tag for alerts in the
-    /// device's language; one that is not a locale is refused with what it should be.
-    @Test func tokensTakeTheAppsLocale() async throws {
+    /// device's language, and the content-state version its app decodes; a malformed one is
+    /// refused with what it should be.
+    @Test func tokensTakeTheAppsLocaleAndContentStateVersion() async throws {
         try await APIHarness.run { api in
             let jwt = try await APIHarness.token()
             try await api.client.execute(
                 uri: "/v1/push-to-start-tokens/ScoreAttributes/phone", method: .put, headers: APIHarness.jsonHeaders(jwt),
-                body: Self.body(extra: #","locale":"pt_BR""#)
+                body: Self.body(extra: #","locale":"pt_BR","contentStateVersion":1"#)
             ) { response in
                 #expect(response.status == .ok)
                 #expect(APIHarness.json(response)["locale"] as? String == "pt-BR")
+                #expect(APIHarness.json(response)["contentStateVersion"] as? Int == 1)
             }
             try await api.client.execute(
                 uri: "/v1/activities/r-1/tokens/phone", method: .put, headers: APIHarness.jsonHeaders(jwt),
-                body: Self.body(extra: #","locale":"de-AT","domain":"ride","attributesType":"RideAttributes""#)
+                body: Self.body(extra: #","locale":"de-AT","contentStateVersion":2,"domain":"ride","attributesType":"RideAttributes""#)
             ) { response in
                 #expect(response.status == .created)
                 #expect(APIHarness.json(response)["locale"] as? String == "de-AT")
@@ -292,6 +294,8 @@ struct TokenRouteTests {
             let stored = try #require(try await api.store.loadSnapshots([request])["r-1"])
             #expect(stored.pushToStartTokens.map(\.locale) == ["pt-BR"])
             #expect(stored.updateTokens.map(\.locale) == ["de-AT"])
+            #expect(stored.pushToStartTokens.map(\.contentVersion) == [1])
+            #expect(stored.updateTokens.map(\.contentVersion) == [2])
 
             for (uri, bad) in [
                 ("/v1/push-to-start-tokens/ScoreAttributes/phone", #","locale":"german""#),
@@ -302,6 +306,26 @@ struct TokenRouteTests {
                     response in
                     #expect(response.status == .unprocessableContent, "\(bad)")
                     #expect(String(buffer: response.body).contains("'locale' must be a language tag"), "\(bad)")
+                }
+            }
+            for (uri, bad) in [
+                ("/v1/push-to-start-tokens/ScoreAttributes/phone", #","contentStateVersion":0"#),
+                ("/v1/activities/r-1/tokens/phone", #","contentStateVersion":-3"#),
+                ("/v1/activities/r-1/tokens/phone", #","contentStateVersion":1000001"#),
+            ] {
+                try await api.client.execute(uri: uri, method: .put, headers: APIHarness.jsonHeaders(jwt), body: Self.body(extra: bad)) {
+                    response in
+                    #expect(response.status == .unprocessableContent, "\(bad)")
+                    #expect(String(buffer: response.body).contains("'contentStateVersion' must be a whole number from 1"), "\(bad)")
+                }
+            }
+            for bad in [#","contentStateVersion":"2""#, #","contentStateVersion":2.5"#] {
+                try await api.client.execute(
+                    uri: "/v1/push-to-start-tokens/ScoreAttributes/phone", method: .put, headers: APIHarness.jsonHeaders(jwt),
+                    body: Self.body(extra: bad)
+                ) { response in
+                    #expect(response.status.code / 100 == 4, "\(bad)")
+                    #expect(String(buffer: response.body).contains("contentStateVersion"), "\(bad): \(String(buffer: response.body))")
                 }
             }
         }

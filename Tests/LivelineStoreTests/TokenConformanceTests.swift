@@ -112,30 +112,51 @@ struct TokenConformanceTests {
         }
     }
 
-    /// Each token keeps the locale its app registered, for alerts in its language, wherever the
-    /// translator reads tokens: an activity's, a user's push-to-start and a start's audience. A
-    /// registration without one leaves none.
+    /// Each token keeps the locale and content-state version its app registered, through the
+    /// snapshot, the audience and a re-registration; the store counts them per type, and tells
+    /// the oldest version a type's push-to-start tokens declared.
     @Test(arguments: StoreKind.underTest)
-    func eachTokenKeepsTheLocaleItsAppRegistered(kind: StoreKind) async throws {
+    func eachTokenKeepsTheLocaleAndVersionItsAppRegistered(kind: StoreKind) async throws {
         try await kind.withStore { (store: any ActivityStore) async throws in
             var german = Fixtures.registration("r-1", device: "phone", token: Fixtures.token(1))
             german.locale = "de-AT"
+            german.contentVersion = 2
             _ = try await store.registerUpdateToken(german)
             _ = try await store.registerUpdateToken(Fixtures.registration("r-1", device: "watch", token: Fixtures.token(2)))
             try await store.registerPushToStartToken(PushToStartToken(
                 userID: "u-1", attributesType: "RideAttributes", deviceID: "phone", token: Fixtures.token(3),
-                registeredAt: Fixtures.time(0), locale: "pt-BR"))
+                registeredAt: Fixtures.time(0), locale: "pt-BR", contentVersion: 1))
+            try await store.registerPushToStartToken(PushToStartToken(
+                userID: "u-2", attributesType: "RideAttributes", deviceID: "phone", token: Fixtures.token(4),
+                registeredAt: Fixtures.time(0), locale: "pt-BR", contentVersion: 3))
             _ = try await store.follow(userID: "u-1", topic: "team:ars", at: Fixtures.time(0))
 
             let request = SnapshotRequest(activityID: "r-1", userID: "u-1", attributesType: "RideAttributes")
             let stored = try #require(try await store.loadSnapshots([request])["r-1"])
             #expect(stored.updateTokens.map(\.locale) == ["de-AT", nil])
+            #expect(stored.updateTokens.map(\.contentVersion) == [2, nil])
             #expect(stored.pushToStartTokens.map(\.locale) == ["pt-BR"])
-            #expect(try await store.audience(topics: ["team:ars"], attributesType: "RideAttributes").map(\.locale) == ["pt-BR"])
+            #expect(stored.pushToStartTokens.map(\.contentVersion) == [1])
+            let audience = try await store.audience(topics: ["team:ars"], attributesType: "RideAttributes")
+            #expect(audience.map(\.locale) == ["pt-BR"])
+            #expect(audience.map(\.contentVersion) == [1])
+
+            #expect(try await store.oldestContentVersion(attributesType: "RideAttributes") == 1)
+            #expect(try await store.oldestContentVersion(attributesType: "ScoreAttributes") == nil)
+            #expect(try await store.tokenRegistrations(attributesType: "RideAttributes") == [
+                TokenRegistrations(attributesType: "RideAttributes", kind: .pushToStart, contentVersion: 1, locale: "pt-BR", devices: 1),
+                TokenRegistrations(attributesType: "RideAttributes", kind: .pushToStart, contentVersion: 3, locale: "pt-BR", devices: 1),
+                TokenRegistrations(attributesType: "RideAttributes", kind: .update, contentVersion: nil, locale: nil, devices: 1),
+                TokenRegistrations(attributesType: "RideAttributes", kind: .update, contentVersion: 2, locale: "de-AT", devices: 1),
+            ])
+            #expect(try await store.tokenRegistrations(attributesType: "ScoreAttributes").isEmpty)
+            #expect(try await store.tokenRegistrations(attributesType: nil).count == 4)
 
             german.locale = nil
+            german.contentVersion = nil
             #expect(try await store.registerUpdateToken(german) == .replaced)
             #expect(try await store.loadSnapshots([request])["r-1"]?.updateTokens.map(\.locale) == [nil, nil])
+            #expect(try await store.loadSnapshots([request])["r-1"]?.updateTokens.map(\.contentVersion) == [nil, nil])
         }
     }
 

@@ -14,4 +14,9 @@ struct PushToStartTokenBody: Decodable {
     /// The app's locale (`Locale.current.identifier`: `de_AT`, or `de-AT`): an alert with a
     /// text per language is sent in its language. Absent: the domain's fallback language.
     var locale: String?
+    /// The content-state version the app was built with (its model's `contentStateVersion`):
+    /// each push carries the newest state it decodes. Absent: the domain's current version.
+    /// Read as any number, so that `2.5` gets the field's own error: `JSONDecoder` reports a
+    /// fraction where an `Int` is due as a body that is not JSON at all.
+    var contentStateVersion: Double?
 }

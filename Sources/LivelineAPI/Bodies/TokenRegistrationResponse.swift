@@ -13,5 +13,6 @@ struct TokenRegistrationResponse: Encodable {
     var osVersion: String?
     /// The locale as stored (`de-AT`).
     var locale: String?
+    var contentStateVersion: Int?
     var registeredAt: Date
 }

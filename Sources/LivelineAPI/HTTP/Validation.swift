@@ -76,6 +76,18 @@ enum Validation {
         return String(value.map { $0 == "_" ? "-" : $0 })
     }
 
+    /// The content-state version an app declares: a whole number from 1.
+    static func contentVersion(_ value: Double?) throws -> Int? {
+        guard let value else { return nil }
+        guard value.rounded() == value, (1...Double(maximumContentVersion)).contains(value) else {
+            throw APIError.invalidField(
+                "'contentStateVersion' must be a whole number from 1 to \(maximumContentVersion): the version of the content-state model the app was built with")
+        }
+        return Int(value)
+    }
+
+    static let maximumContentVersion = 1_000_000
+
     /// A topic is `<kind>:<id>`, for example `team:arsenal`, `league:epl` or `game:g-2026-11-25-ars-che`,
     /// with a kind the deployment knows.
     static func topic(_ value: String, kinds: [String]) throws -> String {

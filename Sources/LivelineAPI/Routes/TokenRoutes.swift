@@ -25,6 +25,7 @@ enum TokenRoutes {
         }
         let environment = try services.environment(input.environment)
         let locale = try Validation.locale(input.locale)
+        let version = try Validation.contentVersion(input.contentStateVersion)
         if let domain = input.domain, !Validation.isDomain(domain) { throw APIError.invalidField("'domain' is not valid") }
         if let type = input.attributesType, !Validation.isAttributesType(type) {
             throw APIError.invalidField("'attributesType' is not valid")
@@ -37,7 +38,7 @@ enum TokenRoutes {
         let outcome = try await services.store.registerUpdateToken(UpdateTokenRegistration(
             activityID: activityID, deviceID: shared == nil ? deviceID : Self.subscriber(user, deviceID),
             userID: shared?.userID ?? user.id, token: token, environment: environment, locale: locale,
-            domain: input.domain, attributesType: input.attributesType, at: now))
+            contentVersion: version, domain: input.domain, attributesType: input.attributesType, at: now))
         var logger = context.logger
         logger[APILogKey.activityID] = "\(activityID)"
         logger[APILogKey.tokenPrefix] = "\(Validation.redacted(token))"
@@ -55,7 +56,8 @@ enum TokenRoutes {
         logger.debug("update token registered", metadata: APILogKey.metadata([.outcome: "\(outcome)"]))
         return try JSONResponse.make(
             TokenRegistrationResponse(
-                activityId: activityID, deviceId: deviceID, environment: environment, locale: locale, registeredAt: now),
+                activityId: activityID, deviceId: deviceID, environment: environment, locale: locale,
+                contentStateVersion: version, registeredAt: now),
             status: status)
     }
 
@@ -85,6 +87,7 @@ enum TokenRoutes {
         let environment = try services.environment(input.environment)
         let osVersion = try Validation.osVersion(input.osVersion)
         let locale = try Validation.locale(input.locale)
+        let version = try Validation.contentVersion(input.contentStateVersion)
         // Checked before the write: a refused device leaves nothing stored. Two new devices
         // registering in the same instant may both pass; the request limits bound that race.
         let devices = try await services.store.pushToStartDevices(userID: user.id)
@@ -99,11 +102,11 @@ enum TokenRoutes {
         let now = Date().roundedToMilliseconds
         try await services.store.registerPushToStartToken(PushToStartToken(
             userID: user.id, attributesType: attributesType, deviceID: deviceID, token: token, registeredAt: now,
-            environment: environment, osVersion: osVersion, locale: locale))
+            environment: environment, osVersion: osVersion, locale: locale, contentVersion: version))
         context.logger.debug("push-to-start token registered", metadata: APILogKey.metadata([.tokenPrefix: "\(Validation.redacted(token))"]))
         return try JSONResponse.make(TokenRegistrationResponse(
             deviceId: deviceID, attributesType: attributesType, environment: environment, osVersion: osVersion, locale: locale,
-            registeredAt: now))
+            contentStateVersion: version, registeredAt: now))
     }
 
     /// Without `{deviceId}`, removes the caller's token for the type on every device.

@@ -88,7 +88,7 @@ extension PostgresLivelineStore {
             """)
         // SKIP LOCKED: translators claiming at once take different rows rather than wait.
         var starts: [LateStart] = []
-        for (activityID, userID, deviceID, type, token, registered, environment, osVersion, locale) in try await query("""
+        for (activityID, userID, deviceID, type, token, registered, environment, osVersion, locale, version) in try await query("""
             WITH picked AS (
                 SELECT activity_id, user_id, device_id FROM late_starts
                 WHERE claimed_ms IS NULL ORDER BY queued_ms, activity_id, user_id, device_id LIMIT \(limit) FOR UPDATE SKIP LOCKED),
@@ -97,18 +97,18 @@ extension PostgresLivelineStore {
                 WHERE l.activity_id = picked.activity_id AND l.user_id = picked.user_id AND l.device_id = picked.device_id
                 RETURNING l.activity_id, l.user_id, l.device_id, l.queued_ms)
             SELECT c.activity_id, c.user_id, c.device_id, p.attributes_type, p.token, p.registered_ms, p.environment, p.os_version,
-                   p.locale
+                   p.locale, p.content_version
             FROM claimed c
             JOIN activities a ON a.id = c.activity_id
             JOIN push_to_start_tokens p
                 ON p.user_id = c.user_id AND p.attributes_type = a.attributes_type AND p.device_id = c.device_id
             WHERE NOT EXISTS (SELECT 1 FROM preferences pr WHERE pr.user_id = c.user_id AND NOT pr.activities_enabled)
             ORDER BY c.queued_ms, c.activity_id, c.user_id, c.device_id
-            """).decode((String, String, String, String, String, Int64, String, String?, String?).self) {
+            """).decode((String, String, String, String, String, Int64, String, String?, String?, Int?).self) {
             starts.append(LateStart(activityID: activityID, token: PushToStartToken(
                 userID: userID, attributesType: type, deviceID: deviceID, token: token,
                 registeredAt: Date(millisecondsSince1970: registered), environment: APNsEnvironment(stored: environment),
-                osVersion: osVersion, locale: locale)))
+                osVersion: osVersion, locale: locale, contentVersion: version)))
         }
         return starts
     }
@@ -226,8 +226,8 @@ extension PostgresLivelineStore {
         // and looks each one's follows up by key: it costs its own rows, not every follower.
         let afterUser = after?.userID ?? "", afterDevice = after?.deviceID ?? ""
         var audience: [PushToStartToken] = []
-        for (userID, deviceID, token, registered, environment, osVersion, locale) in try await query("""
-            SELECT p.user_id, p.device_id, p.token, p.registered_ms, p.environment, p.os_version, p.locale
+        for (userID, deviceID, token, registered, environment, osVersion, locale, version) in try await query("""
+            SELECT p.user_id, p.device_id, p.token, p.registered_ms, p.environment, p.os_version, p.locale, p.content_version
             FROM push_to_start_tokens p
             WHERE p.attributes_type = \(attributesType)
               AND EXISTS (SELECT 1 FROM follows f WHERE f.user_id = p.user_id AND f.topic = ANY(\(topics)::text[]))
@@ -237,11 +237,11 @@ extension PostgresLivelineStore {
               AND (p.user_id, p.attributes_type, p.device_id) > (\(afterUser), \(attributesType), \(afterDevice))
             ORDER BY p.user_id, p.attributes_type, p.device_id
             LIMIT \(limit)
-            """).decode((String, String, String, Int64, String, String?, String?).self) {
+            """).decode((String, String, String, Int64, String, String?, String?, Int?).self) {
             audience.append(PushToStartToken(
                 userID: userID, attributesType: attributesType, deviceID: deviceID, token: token,
                 registeredAt: Date(millisecondsSince1970: registered), environment: APNsEnvironment(stored: environment),
-                osVersion: osVersion, locale: locale))
+                osVersion: osVersion, locale: locale, contentVersion: version))
         }
         return audience
     }

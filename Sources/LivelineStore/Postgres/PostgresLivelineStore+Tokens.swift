@@ -33,11 +33,13 @@ extension PostgresLivelineStore {
             let ms = registration.at.millisecondsSince1970
             let environment = registration.environment.rawValue
             let locale = registration.locale
+            let version = registration.contentVersion
             let inserted = try await Self.first(Bool.self, """
-                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms, environment, locale)
-                VALUES (\(id), \(device), \(token), \(ms), \(environment), \(locale))
+                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms, environment, locale, content_version)
+                VALUES (\(id), \(device), \(token), \(ms), \(environment), \(locale), \(version))
                 ON CONFLICT (activity_id, device_id) DO UPDATE SET token = EXCLUDED.token,
-                    registered_ms = EXCLUDED.registered_ms, environment = EXCLUDED.environment, locale = EXCLUDED.locale
+                    registered_ms = EXCLUDED.registered_ms, environment = EXCLUDED.environment, locale = EXCLUDED.locale,
+                    content_version = EXCLUDED.content_version
                 RETURNING (xmax = 0)
                 """, on: connection, logger: logger) ?? false
             return inserted ? .created(createdActivity: createdActivity) : .replaced
@@ -64,12 +66,12 @@ extension PostgresLivelineStore {
         // xmax is 0 on a row the statement inserted, not on one it updated.
         guard try await first(Bool.self, """
             INSERT INTO push_to_start_tokens
-                (user_id, attributes_type, device_id, token, registered_ms, environment, os_version, locale)
+                (user_id, attributes_type, device_id, token, registered_ms, environment, os_version, locale, content_version)
             VALUES (\(token.userID), \(token.attributesType), \(token.deviceID), \(token.token), \(registered),
-                    \(environment), \(token.osVersion), \(token.locale))
+                    \(environment), \(token.osVersion), \(token.locale), \(token.contentVersion))
             ON CONFLICT (user_id, attributes_type, device_id) DO UPDATE SET token = EXCLUDED.token,
                 registered_ms = EXCLUDED.registered_ms, environment = EXCLUDED.environment,
-                os_version = EXCLUDED.os_version, locale = EXCLUDED.locale
+                os_version = EXCLUDED.os_version, locale = EXCLUDED.locale, content_version = EXCLUDED.content_version
             RETURNING xmax = 0
             """) == true else { return }
         // A device new to the user was in no live game's audience: queue it for those the user follows.
@@ -86,6 +88,31 @@ extension PostgresLivelineStore {
 
     public func pushToStartDevices(userID: String) async throws -> Set<String> {
         Set(try await query("SELECT DISTINCT device_id FROM push_to_start_tokens WHERE user_id = \(userID)").decode(String.self))
+    }
+
+    public func oldestContentVersion(attributesType: String) async throws -> Int? {
+        try await first(Int?.self, """
+            SELECT min(content_version) FROM push_to_start_tokens WHERE attributes_type = \(attributesType)
+            """) ?? nil
+    }
+
+    public func tokenRegistrations(attributesType: String?) async throws -> [TokenRegistrations] {
+        var counts: [TokenRegistrations] = []
+        for (type, kind, version, locale, devices) in try await query("""
+            SELECT type, kind, content_version, locale, count(*) FROM (
+                SELECT a.attributes_type AS type, 'update' AS kind, t.content_version, t.locale
+                FROM update_tokens t JOIN activities a ON a.id = t.activity_id
+                UNION ALL
+                SELECT attributes_type, 'pushToStart', content_version, locale FROM push_to_start_tokens) r
+            WHERE \(attributesType)::text IS NULL OR type = \(attributesType)::text
+            GROUP BY type, kind, content_version, locale
+            ORDER BY type, kind, content_version NULLS FIRST, locale NULLS FIRST
+            """).decode((String, String, Int?, String?, Int64).self) {
+            counts.append(TokenRegistrations(
+                attributesType: type, kind: TokenRegistrations.Kind(rawValue: kind) ?? .update, contentVersion: version,
+                locale: locale, devices: Int(devices)))
+        }
+        return counts
     }
 
     public func removePushToStartTokens(userID: String, attributesType: String, deviceID: String?) async throws -> Int {

@@ -25,12 +25,14 @@ extension PostgresLivelineStore {
                    ARRAY(SELECT t.registered_ms FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
                    ARRAY(SELECT t.environment FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
                    ARRAY(SELECT COALESCE(t.locale, '') FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
+                   ARRAY(SELECT COALESCE(t.content_version, 0) FROM update_tokens t WHERE t.activity_id = i.id ORDER BY t.device_id),
                    ARRAY(SELECT p.device_id FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
                    ARRAY(SELECT p.token FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
                    ARRAY(SELECT p.registered_ms FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
                    ARRAY(SELECT p.environment FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
                    ARRAY(SELECT COALESCE(p.os_version, '') FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
                    ARRAY(SELECT COALESCE(p.locale, '') FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
+                   ARRAY(SELECT COALESCE(p.content_version, 0) FROM push_to_start_tokens p \(unescaped: Self.userStarts)),
                    pr.activities_enabled, pr.frequent_pushes_enabled
             FROM unnest(\(ids)::text[], \(users)::text[], \(types)::text[]) AS i(id, user_id, attributes_type)
             LEFT JOIN activities a ON a.id = i.id
@@ -42,14 +44,14 @@ extension PostgresLivelineStore {
             let (id, userID, attributesType,
                  domain, type, owner, attributes, contentState, lastEvent, started, ended, endReason, spent, window,
                  lastEventID, lastStatus, lastPush, startSent,
-                 deviceIDs, tokens, registered, environments, locales,
-                 startDevices, startTokens, startRegistered, startEnvironments, startOS, startLocales,
+                 deviceIDs, tokens, registered, environments, locales, versions,
+                 startDevices, startTokens, startRegistered, startEnvironments, startOS, startLocales, startVersions,
                  enabled, frequent) = try row.decode(
                 (String, String, String,
                  String?, String?, String?, String?, String?, Int64?, Int64?, Int64?, String?, Int64?, Int64?,
                  String?, String?, Int64?, Int64?,
-                 [String], [String], [Int64], [String], [String],
-                 [String], [String], [Int64], [String], [String], [String], Bool?, Bool?).self)
+                 [String], [String], [Int64], [String], [String], [Int64],
+                 [String], [String], [Int64], [String], [String], [String], [Int64], Bool?, Bool?).self)
             var activity: ActivityRecord?
             if let domain, let type, let owner {
                 activity = ActivityRecord(
@@ -68,7 +70,8 @@ extension PostgresLivelineStore {
                         activityID: id, deviceID: deviceIDs[index], token: tokens[index],
                         registeredAt: Date(millisecondsSince1970: registered[index]),
                         environment: APNsEnvironment(stored: environments[index]),
-                        locale: locales[index].isEmpty ? nil : locales[index]))
+                        locale: locales[index].isEmpty ? nil : locales[index],
+                        contentVersion: versions[index] == 0 ? nil : Int(versions[index])))
                 }
             }
             let pushToStart = startDevices.indices.map { index in
@@ -77,7 +80,8 @@ extension PostgresLivelineStore {
                     registeredAt: Date(millisecondsSince1970: startRegistered[index]),
                     environment: APNsEnvironment(stored: startEnvironments[index]),
                     osVersion: startOS[index].isEmpty ? nil : startOS[index],
-                    locale: startLocales[index].isEmpty ? nil : startLocales[index])
+                    locale: startLocales[index].isEmpty ? nil : startLocales[index],
+                    contentVersion: startVersions[index] == 0 ? nil : Int(startVersions[index]))
             }
             let preferences = enabled.map { UserPreferences(activitiesEnabled: $0, frequentPushesEnabled: frequent ?? false) }
             snapshots[id] = StoredActivity(

@@ -238,10 +238,14 @@ enum PostgresSchema {
             "CREATE INDEX event_outcomes_event ON event_outcomes (event_id, at_ms)",
             "CREATE INDEX event_outcomes_at ON event_outcomes (at_ms)",
         ]),
-        // The locale each device's app registered with its token, for alerts in its language.
+        // The locale and content-state version each device's app registered with its token,
+        // for alerts in its language and states its app decodes.
         Migration(version: 12, statements: [
             "ALTER TABLE update_tokens ADD COLUMN locale TEXT",
             "ALTER TABLE push_to_start_tokens ADD COLUMN locale TEXT",
+            "ALTER TABLE update_tokens ADD COLUMN content_version BIGINT",
+            "ALTER TABLE push_to_start_tokens ADD COLUMN content_version BIGINT",
+            "CREATE INDEX push_to_start_tokens_version ON push_to_start_tokens (attributes_type, content_version)",
         ]),
     ]
 

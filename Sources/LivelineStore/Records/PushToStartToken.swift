@@ -24,15 +24,19 @@ public struct PushToStartToken: Sendable, Hashable, Codable {
     public var osVersion: String?
     /// The locale the app reported (`de-AT`), nil if it did not: picks an alert's language.
     public var locale: String?
+    /// The content-state version the app declared, nil if it did not (the current one).
+    public var contentVersion: Int?
 
     /// The device id of registrations that name none.
     public static let defaultDeviceID = "default"
 
     public init(
         userID: String, attributesType: String, deviceID: String = PushToStartToken.defaultDeviceID, token: String,
-        registeredAt: Date, environment: APNsEnvironment = .production, osVersion: String? = nil, locale: String? = nil
+        registeredAt: Date, environment: APNsEnvironment = .production, osVersion: String? = nil, locale: String? = nil,
+        contentVersion: Int? = nil
     ) {
         self.locale = locale
+        self.contentVersion = contentVersion
         self.userID = userID
         self.attributesType = attributesType
         self.deviceID = deviceID

@@ -17,12 +17,15 @@ public struct UpdateToken: Sendable, Hashable, Codable {
     public var environment: APNsEnvironment
     /// The locale the app reported (`de-AT`), nil if it did not: picks an alert's language.
     public var locale: String?
+    /// The content-state version the app declared, nil if it did not (the current one).
+    public var contentVersion: Int?
 
     public init(
         activityID: String, deviceID: String, token: String, registeredAt: Date, environment: APNsEnvironment = .production,
-        locale: String? = nil
+        locale: String? = nil, contentVersion: Int? = nil
     ) {
         self.locale = locale
+        self.contentVersion = contentVersion
         self.activityID = activityID
         self.deviceID = deviceID
         self.token = token

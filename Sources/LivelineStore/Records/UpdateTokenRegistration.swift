@@ -15,6 +15,8 @@ public struct UpdateTokenRegistration: Sendable, Hashable {
     public var environment: APNsEnvironment
     /// The locale the app reported, nil if none.
     public var locale: String?
+    /// The content-state version the app declared, nil if none.
+    public var contentVersion: Int?
     /// Used only when the registration creates a pending row.
     public var domain: String?
     /// Used only when the registration creates a pending row.
@@ -23,10 +25,11 @@ public struct UpdateTokenRegistration: Sendable, Hashable {
 
     public init(
         activityID: String, deviceID: String, userID: String, token: String,
-        environment: APNsEnvironment = .production, locale: String? = nil, domain: String? = nil, attributesType: String? = nil,
-        at: Date
+        environment: APNsEnvironment = .production, locale: String? = nil, contentVersion: Int? = nil,
+        domain: String? = nil, attributesType: String? = nil, at: Date
     ) {
         self.locale = locale
+        self.contentVersion = contentVersion
         self.activityID = activityID
         self.deviceID = deviceID
         self.userID = userID

@@ -26,13 +26,14 @@ extension SQLiteLivelineStore {
                 db.cachedStatement(sql: "SELECT 1 FROM update_tokens WHERE activity_id = ? AND device_id = ?"),
                 arguments: [registration.activityID, registration.deviceID]) ?? false
             try db.cachedStatement(sql: """
-                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms, environment, locale)
-                VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO update_tokens (activity_id, device_id, token, registered_ms, environment, locale, content_version)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (activity_id, device_id) DO UPDATE SET token = excluded.token,
-                    registered_ms = excluded.registered_ms, environment = excluded.environment, locale = excluded.locale
+                    registered_ms = excluded.registered_ms, environment = excluded.environment, locale = excluded.locale,
+                    content_version = excluded.content_version
                 """).execute(arguments: [
                     registration.activityID, registration.deviceID, registration.token,
-                    registration.at.millisecondsSince1970, registration.environment.rawValue, registration.locale,
+                    registration.at.millisecondsSince1970, registration.environment.rawValue, registration.locale, registration.contentVersion,
                 ])
             return existed ? .replaced : .created(createdActivity: createdActivity)
         }
@@ -57,14 +58,14 @@ extension SQLiteLivelineStore {
                 """), arguments: [token.userID, token.attributesType, token.deviceID]) ?? false
             try db.cachedStatement(sql: """
                 INSERT INTO push_to_start_tokens
-                    (user_id, attributes_type, device_id, token, registered_ms, environment, os_version, locale)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    (user_id, attributes_type, device_id, token, registered_ms, environment, os_version, locale, content_version)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (user_id, attributes_type, device_id) DO UPDATE SET token = excluded.token,
                     registered_ms = excluded.registered_ms, environment = excluded.environment,
-                    os_version = excluded.os_version, locale = excluded.locale
+                    os_version = excluded.os_version, locale = excluded.locale, content_version = excluded.content_version
                 """).execute(arguments: [
                     token.userID, token.attributesType, token.deviceID, token.token, token.registeredAt.millisecondsSince1970,
-                    token.environment.rawValue, token.osVersion, token.locale,
+                    token.environment.rawValue, token.osVersion, token.locale, token.contentVersion,
                 ])
             guard isNewDevice else { return }
             // A device new to the user was in no live game's audience: queue it for those the
@@ -86,6 +87,34 @@ extension SQLiteLivelineStore {
     public func pushToStartDevices(userID: String) async throws -> Set<String> {
         try await pool.read { db in
             Set(try String.fetchAll(db, sql: "SELECT DISTINCT device_id FROM push_to_start_tokens WHERE user_id = ?", arguments: [userID]))
+        }
+    }
+
+    public func oldestContentVersion(attributesType: String) async throws -> Int? {
+        try await pool.read { db in
+            try Int.fetchOne(db.cachedStatement(sql: """
+                SELECT min(content_version) FROM push_to_start_tokens WHERE attributes_type = ?
+                """), arguments: [attributesType])
+        }
+    }
+
+    public func tokenRegistrations(attributesType: String?) async throws -> [TokenRegistrations] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT type, kind, content_version, locale, count(*) FROM (
+                    SELECT a.attributes_type AS type, 'update' AS kind, t.content_version, t.locale
+                    FROM update_tokens t JOIN activities a ON a.id = t.activity_id
+                    UNION ALL
+                    SELECT attributes_type, 'pushToStart', content_version, locale FROM push_to_start_tokens)
+                WHERE ?1 IS NULL OR type = ?1
+                GROUP BY type, kind, content_version, locale
+                ORDER BY type, kind, content_version NULLS FIRST, locale NULLS FIRST
+                """, arguments: [attributesType])
+                .map { row in
+                    TokenRegistrations(
+                        attributesType: row[0], kind: TokenRegistrations.Kind(rawValue: row[1]) ?? .update,
+                        contentVersion: row[2], locale: row[3], devices: row[4])
+                }
         }
     }
 

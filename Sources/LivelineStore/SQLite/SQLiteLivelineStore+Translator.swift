@@ -30,7 +30,7 @@ extension SQLiteLivelineStore {
 
             var tokens: [String: [UpdateToken]] = [:]
             let tokenRows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT t.activity_id, t.device_id, t.token, t.registered_ms, t.environment, t.locale
+                SELECT t.activity_id, t.device_id, t.token, t.registered_ms, t.environment, t.locale, t.content_version
                 FROM json_each(?) AS j JOIN update_tokens t ON t.activity_id = j.value
                 ORDER BY t.activity_id, t.device_id
                 """), arguments: [ids])
@@ -38,7 +38,7 @@ extension SQLiteLivelineStore {
                 let activityID: String = row[0]
                 tokens[activityID, default: []].append(UpdateToken(
                     activityID: activityID, deviceID: row[1], token: row[2], registeredAt: Date(millisecondsSince1970: row[3]),
-                    environment: APNsEnvironment(stored: row[4]), locale: row[5]))
+                    environment: APNsEnvironment(stored: row[4]), locale: row[5], contentVersion: row[6]))
             }
 
             var pushToStart: [StartKey: [PushToStartToken]] = [:]
@@ -317,13 +317,14 @@ extension SQLiteLivelineStore {
     }
 
     static let pushToStartColumns =
-        "p.user_id, p.attributes_type, p.device_id, p.token, p.registered_ms, p.environment, p.os_version, p.locale"
+        "p.user_id, p.attributes_type, p.device_id, p.token, p.registered_ms, p.environment, p.os_version, p.locale, p.content_version"
 
     /// The token in ``pushToStartColumns``, read from column `first` on.
     static func pushToStartToken(from row: Row, at first: Int = 0) -> PushToStartToken {
         PushToStartToken(
             userID: row[first], attributesType: row[first + 1], deviceID: row[first + 2], token: row[first + 3],
             registeredAt: Date(millisecondsSince1970: row[first + 4]),
-            environment: APNsEnvironment(stored: row[first + 5]), osVersion: row[first + 6], locale: row[first + 7])
+            environment: APNsEnvironment(stored: row[first + 5]), osVersion: row[first + 6], locale: row[first + 7],
+            contentVersion: row[first + 8])
     }
 }

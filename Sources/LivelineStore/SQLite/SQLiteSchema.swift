@@ -214,10 +214,14 @@ enum SQLiteSchema {
             CREATE INDEX event_outcomes_event ON event_outcomes (event_id, at_ms);
             CREATE INDEX event_outcomes_at ON event_outcomes (at_ms);
             """),
-        // The locale each device's app registered with its token, for alerts in its language.
+        // The locale and content-state version each device's app registered with its token,
+        // for alerts in its language and states its app decodes.
         Migration(version: 12, sql: """
             ALTER TABLE update_tokens ADD COLUMN locale TEXT;
             ALTER TABLE push_to_start_tokens ADD COLUMN locale TEXT;
+            ALTER TABLE update_tokens ADD COLUMN content_version INTEGER;
+            ALTER TABLE push_to_start_tokens ADD COLUMN content_version INTEGER;
+            CREATE INDEX push_to_start_tokens_version ON push_to_start_tokens (attributes_type, content_version);
             """),
     ]
 
