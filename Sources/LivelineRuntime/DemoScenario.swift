@@ -49,7 +49,9 @@ struct DemoScenario: Sendable {
 
     var devices: [DemoDevice] {
         [
-            DemoDevice(label: "ride \(rideID), \(rider)'s iPhone", token: riderPhone, activityID: rideID),
+            DemoDevice(
+                label: "ride \(rideID), \(rider)'s iPhone (last month's app: content-state version 1)", token: riderPhone,
+                activityID: rideID),
             DemoDevice(label: "ride \(rideID), \(rider)'s iPad (reads German)", token: riderWatch, activityID: rideID),
             DemoDevice(label: "delivery \(deliveryID), \(foodie)'s iPhone", token: foodiePhone, activityID: deliveryID),
             DemoDevice(
@@ -67,16 +69,17 @@ struct DemoScenario: Sendable {
         ]
     }
 
-    /// What the apps would do through the api: the rider's two devices (one in German) and the
+    /// What the apps would do through the api: the rider's two devices (one in German, one with
+    /// last month's app, which knows no `arriving` and is sent it as `inProgress`) and the
     /// foodie's phone registered update tokens for activities they started; each fan's devices registered
     /// push-to-start tokens, and the fans follow their teams (the second fan follows two of
     /// the game's topics, and still gets one start per device).
     func registerDevices(in store: any ActivityStore) async throws {
         let now = Date()
-        for (device, token, locale) in [("phone", riderPhone, "en_GB"), ("ipad", riderWatch, "de-DE")] {
+        for (device, token, locale, version) in [("phone", riderPhone, "en_GB", 1), ("ipad", riderWatch, "de-DE", 2)] {
             _ = try await store.registerUpdateToken(
-                .init(activityID: rideID, deviceID: device, userID: rider, token: token, locale: locale, domain: "ride",
-                      attributesType: "RideAttributes", at: now))
+                .init(activityID: rideID, deviceID: device, userID: rider, token: token, locale: locale, contentVersion: version,
+                      domain: "ride", attributesType: "RideAttributes", at: now))
         }
         _ = try await store.registerUpdateToken(
             .init(activityID: deliveryID, deviceID: "phone", userID: foodie, token: foodiePhone, domain: "delivery",
@@ -119,7 +122,8 @@ struct DemoScenario: Sendable {
         let eta = Int(Date().timeIntervalSince1970)
         let rideAttributes = RideAttributes(riderName: "Jordan", pickupLocation: "123 Main St", dropoffLocation: "456 Oak Ave")
         let rideSteps: [(RideStatus, Double)] = [
-            (.driverAssigned, 3.2), (.driverEnRoute, 1.4), (.driverArrived, 0), (.inProgress, 2.5), (.completed, 0),
+            (.driverAssigned, 3.2), (.driverEnRoute, 1.4), (.driverArrived, 0), (.inProgress, 2.5), (.arriving, 0.3),
+            (.completed, 0),
         ]
         let delivery = DeliveryAttributes(orderNumber: 4521, restaurantName: "Pizza Place")
         let window = Date().addingTimeInterval(900)...Date().addingTimeInterval(1500)

@@ -17,7 +17,7 @@ struct Liveline: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, TranslatorCommand.self, SenderCommand.self, APICommand.self, APNsSimulatorCommand.self,
             TopologyCommand.self, ReshardCommand.self, DLQCommand.self, TraceCommand.self, PublishCommand.self, DemoCommand.self,
-            UserCommand.self, AuditCommand.self, PushCommand.self, ProducerKeyCommand.self, SettingsCommand.self,
+            UserCommand.self, AuditCommand.self, RegistrationsCommand.self, PushCommand.self, ProducerKeyCommand.self, SettingsCommand.self,
         ]
     )
 }

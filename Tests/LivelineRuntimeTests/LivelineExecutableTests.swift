@@ -251,6 +251,41 @@ struct LivelineExecutableTests {
         }
     }
 
+    /// The versions and locales apps registered, per domain: a table, and JSON for tools.
+    @Test func registrationsCountTheDevicesPerVersionAndLocale() async throws {
+        let t0 = Date(timeIntervalSince1970: 1_795_000_000)
+        try await Self.withStoreFile({ store in
+            for (user, version, locale) in [("u-1", 1, "de-DE"), ("u-2", 2, "de-DE"), ("u-3", 2, "en-GB")] {
+                try await store.registerPushToStartToken(PushToStartToken(
+                    userID: user, attributesType: "ScoreAttributes", token: String(repeating: "ab", count: 32), registeredAt: t0,
+                    locale: locale, contentVersion: version))
+            }
+            _ = try await store.registerUpdateToken(UpdateTokenRegistration(
+                activityID: "g-1", deviceID: "ipad", userID: "u-1", token: String(repeating: "cd", count: 32),
+                contentVersion: 1, domain: "score", attributesType: "ScoreAttributes", at: t0))
+        }) { settings in
+            let text = try await Self.liveline(["registrations", "--domain", "score"], settings)
+            #expect(text.status == 0, "\(text.errors)")
+            #expect(text.lines.first == "score (ScoreAttributes): content-state version 2; older declared: 1", "\(text.output)")
+            #expect(text.lines.contains("  1                      1              1"), "\(text.output)")
+            #expect(text.lines.contains("  2                      0              2"), "\(text.output)")
+            #expect(text.lines.contains("  none (fallback)        1              0"), "\(text.output)")
+
+            let json = try await Self.liveline(["registrations", "--json"], settings)
+            #expect(json.status == 0, "\(json.errors)")
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+            let domains = try #require(document["domains"] as? [[String: Any]])
+            #expect(domains.compactMap { $0["domain"] as? String }.sorted() == ["delivery", "ride", "score"])
+            let score = try #require(domains.first { $0["domain"] as? String == "score" })
+            #expect(score["declaredVersions"] as? [Int] == [2, 1])
+            let locales = try #require(score["locales"] as? [[String: Any]])
+            #expect(locales.first { $0["value"] as? String == "de-DE" }?["pushToStart"] as? Int == 2)
+
+            let unknown = try await Self.liveline(["registrations", "--domain", "curling"], settings)
+            #expect(unknown.status != 0 && unknown.errors.contains("no domain curling: the configured ones are"), "\(unknown.errors)")
+        }
+    }
+
     // MARK: With the broker
 
     /// Runs `body` with the URL of a fresh virtual host on the test broker, deleted after.

@@ -73,12 +73,19 @@ struct QuickstartTests {
             }
             let ride = [
                 "update:driverAssigned:5", "update:driverEnRoute:5", "update:driverArrived:10", "update:inProgress:5",
-                "end:completed:10",
+                "update:arriving:5", "end:completed:10",
             ]
-            expectSteps(0, ride, "the rider's iPhone")
+            // The iPhone's app is last month's (content-state version 1), which knows no
+            // `arriving`: it is sent as `inProgress`, which that app decodes.
+            expectSteps(0, ride.map { $0 == "update:arriving:5" ? "update:inProgress:5" : $0 }, "the rider's iPhone")
             // Each device has its own lane in the sender, so a step coalesced for one device may
             // still reach the other: both are checked against the ride and their own traces.
             expectSteps(1, ride, "the rider's iPad")
+            for delivery in report.devices[0].deliveries {
+                let object = try? JSONSerialization.jsonObject(with: Data(delivery.payload)) as? [String: Any]
+                let state = (object?["aps"] as? [String: Any])?["content-state"] as? [String: Any]
+                #expect(state?["status"] as? String != "arriving" && state?["distanceRemaining"] == nil, "version 1 form: \(state ?? [:])")
+            }
             // The same alert in each device's language: the iPad's app registered German.
             func arrivalTitle(_ index: Int) -> String? {
                 for delivery in report.devices[index].deliveries {

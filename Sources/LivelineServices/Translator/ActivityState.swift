@@ -34,14 +34,17 @@ extension ActivityState {
             stored.updateTokens.filter { $0.environment == .sandbox }.map { DeviceToken.lowercased($0.token) }
                 + starts.filter { $0.environment == .sandbox }.map { DeviceToken.lowercased($0.token) })
         var locales: [String: String] = [:]
-        for (token, locale) in stored.updateTokens.map({ ($0.token, $0.locale) }) + starts.map({ ($0.token, $0.locale) }) {
+        var versions: [String: Int] = [:]
+        for (token, locale, version) in stored.updateTokens.map({ ($0.token, $0.locale, $0.contentVersion) })
+            + starts.map({ ($0.token, $0.locale, $0.contentVersion) }) {
             if let locale { locales[DeviceToken.lowercased(token)] = locale }
+            if let version { versions[DeviceToken.lowercased(token)] = version }
         }
         self.init(
             snapshot: record.flatMap { Self.snapshot(of: $0, kind: kind) },
             tokens: TokenSnapshot(
                 updateTokens: stored.updateTokens.map(\.token), pushToStartTokens: starts.map(\.token),
-                sandboxTokens: sandbox, locales: locales),
+                sandboxTokens: sandbox, locales: locales, contentVersions: versions),
             preferences: stored.preferences,
             budget: BudgetUsage(
                 priority10Count: record?.budget.spent ?? 0,

@@ -27,8 +27,8 @@ struct AudienceRest: Sendable {
     var now: Date
     /// The start's event was redelivered: its jobs are copies (``BatchProcessor/PreparedBatch/copies``).
     var copy: Bool
-    /// The form of the starts' alert, from the last page translated.
-    var alertForm: AlertForm? = nil
+    /// What the last page's starts carry.
+    var pageCounts = JobCounts()
     /// Devices started from the pages read so far.
     var started = 0
     var pages = 0
@@ -58,14 +58,15 @@ extension BatchProcessor {
             if case .device(_, .pushToStart, _) = $0.target { true } else { false }
         }
         rest.started += starts.count
-        rest.alertForm = send.alertForm
+        // A start's jobs are all push-to-start (its broadcast, if any, went with the first page).
+        rest.pageCounts = JobCounts([send])
         return starts
     }
 }
 
 extension TokenSnapshot {
     /// Makes `devices` the audience a start goes to, with each one's APNs environment, iOS
-    /// version and locale.
+    /// version, locale and content-state version.
     mutating func start(_ devices: [PushToStartToken]) {
         audience = devices.map(\.token)
         for device in devices {
@@ -73,6 +74,7 @@ extension TokenSnapshot {
             if device.environment == .sandbox { sandboxTokens.insert(token) }
             if let osVersion = device.osVersion { osVersions[token] = osVersion }
             if let locale = device.locale { locales[token] = locale }
+            if let version = device.contentVersion { contentVersions[token] = version }
         }
     }
 }

@@ -51,6 +51,8 @@ struct BatchPlan: Sendable {
         var channels: [String: String] = [:]
         /// The APNs environment of each of those channels.
         var channelEnvironments: [String: APNsEnvironment] = [:]
+        /// The content-state version each of those channels carries, where older than current.
+        var channelVersions: [String: Int] = [:]
         var audiences: [String: [PushToStartToken]] = [:]
         /// When each audience was read: who follows from then on is started late.
         var audienceReadAt: [String: Date] = [:]
@@ -118,6 +120,7 @@ struct BatchPlan: Sendable {
         var state = states[event.activityId] ?? .unknown
         if let channel = shared.channels[event.activityId] { state.tokens.channelID = channel }
         if let environment = shared.channelEnvironments[event.activityId] { state.tokens.channelEnvironment = environment }
+        if let version = shared.channelVersions[event.activityId] { state.tokens.channelContentVersion = version }
         if let audience = shared.audiences[event.activityId] { state.tokens.start(audience) }
 
         let replay = redelivered ? Self.rewound(state.snapshot, for: event) : nil

@@ -40,7 +40,7 @@ extension BatchProcessor {
                 let batch = PreparedBatch(
                     outgoing: [], jobsToPublish: jobs, publishedAt: EventTime(Date()), received: 0, translated: 0,
                     jobs: jobs.count, downgraded: 0, dropped: [:], deadLettered: [:], startedPublishing: .now,
-                    alerts: Self.alerts(of: sends))
+                    counts: JobCounts(sends))
                 try await confirm(batch, submitted: try await submit(batch))
             }
         } catch {

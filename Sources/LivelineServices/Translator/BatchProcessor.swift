@@ -48,8 +48,8 @@ struct BatchProcessor: Sendable {
         var dropped: [String: Int]
         var deadLettered: [String: Int]
         var startedPublishing: ContinuousClock.Instant
-        /// Jobs with an alert, by its form.
-        var alerts: [AlertForm: Int] = [:]
+        /// What the jobs carry, for the metrics.
+        var counts = JobCounts()
         /// Outcomes for the producers, published beside the batch and confirmed with it.
         var outcomes: [AMQPMessage] = []
         /// Ids of the jobs made from redelivered events: an earlier attempt may have
@@ -207,7 +207,8 @@ struct BatchProcessor: Sendable {
 
     /// What the batch's shared activities need beyond their snapshots: the channel of each
     /// live one on a channel domain (opened now if it has none, so it exists before any push),
-    /// and for a start that names topics, the devices of the followers.
+    /// with the content-state version it carries, and for a start that names topics, the
+    /// devices of the followers.
     ///
     /// A channel APNs would not open does not fail the batch (the other domains' events must
     /// not wait on APNs): the error is logged and counted, the activity's broadcasts wait for
@@ -216,6 +217,7 @@ struct BatchProcessor: Sendable {
     private func sharedTargets(for events: [DomainEvent], stored: [String: StoredActivity]) async throws -> BatchPlan.SharedTargets {
         var targets = BatchPlan.SharedTargets()
         var tried: Set<String> = []
+        var oldest: [String: Int?] = [:]
         for event in events {
             guard translator.isShared(domain: event.domain), let domain = translator.domain(named: event.domain) else { continue }
             let activity = stored[event.activityId]?.activity
@@ -231,6 +233,13 @@ struct BatchProcessor: Sendable {
                         .translatorActivity: "\(event.activityId)", .translatorError: "\(error)",
                     ]))
                 }
+            }
+            if domain.delivery == .channel, domain.channel.olderContentStates == .oldest {
+                // Once per type and batch: the oldest version registered moves slowly.
+                if oldest[domain.attributesType] == nil {
+                    oldest[domain.attributesType] = .some(try await store.oldestContentVersion(attributesType: domain.attributesType))
+                }
+                if let version = oldest[domain.attributesType] ?? nil { targets.channelVersions[event.activityId] = version }
             }
             // Not sent yet, or sent by this very event: a redelivery may publish it again.
             if let topics = event.topics, activity?.pushToStartSentAt == nil || activity?.pushToStartSentAt.map(EventTime.init) == event.time,
@@ -343,15 +352,8 @@ struct BatchProcessor: Sendable {
             received: planned.received, translated: sends.count, jobs: jobs.count,
             downgraded: sends.count { $0.downgraded },
             dropped: dropped, deadLettered: deadLettered, startedPublishing: phaseStart,
-            alerts: Self.alerts(of: sends),
+            counts: JobCounts(sends),
             outcomes: outcomeMessages, copies: copies, audienceRests: audienceRests)
-    }
-
-    /// The jobs of `sends` that carry an alert, by its form.
-    static func alerts(of sends: [TranslationDecision.Send]) -> [AlertForm: Int] {
-        var counts: [AlertForm: Int] = [:]
-        for send in sends { if let form = send.alertForm { counts[form, default: 0] += send.jobs.count } }
-        return counts
     }
 
     /// Adds the event's outcome when its domain's producers asked for outcomes.
@@ -425,8 +427,8 @@ struct BatchProcessor: Sendable {
         var outcomes: (count: Int, receipt: PublishReceipt)? = nil
         /// Starts published from the rest of audiences, beyond the batch's own jobs.
         var audienceStarts = 0
-        /// Those starts by their alert's form.
-        var audienceAlerts: [AlertForm: Int] = [:]
+        /// What those starts carry.
+        var audienceCounts = JobCounts()
         /// A line per audience read to its end, written once its last slice is confirmed.
         var audienceTrace: [TraceEntry] = []
     }
@@ -448,7 +450,7 @@ struct BatchProcessor: Sendable {
         var jobs = batch.jobsToPublish[...]
         var rests = batch.audienceRests[...]
         var audienceStarts = 0
-        var audienceAlerts: [AlertForm: Int] = [:]
+        var audienceCounts = JobCounts()
         var audienceTrace: [TraceEntry] = []
         // Whether `jobs` are a page of a redelivered start's audience: copies, all of them.
         var pageOfCopies = false
@@ -478,7 +480,7 @@ struct BatchProcessor: Sendable {
                     jobs = page[...]
                     pageOfCopies = rest.copy
                     audienceStarts += page.count
-                    if let form = rest.alertForm { audienceAlerts[form, default: 0] += page.count }
+                    audienceCounts.add(rest.pageCounts)
                     rests[rests.startIndex] = rest
                     health?.progressed()
                 } else {
@@ -496,7 +498,7 @@ struct BatchProcessor: Sendable {
                 }
                 submitted.audienceStarts = audienceStarts
                 submitted.audienceTrace = audienceTrace
-                submitted.audienceAlerts = audienceAlerts
+                submitted.audienceCounts = audienceCounts
                 return submitted
             }
             previous = submitted
@@ -525,8 +527,8 @@ struct BatchProcessor: Sendable {
         metrics.translated.increment(by: batch.translated)
         metrics.jobsPublished.increment(by: batch.jobs + submitted.audienceStarts)
         metrics.downgraded.increment(by: batch.downgraded)
-        metrics.alerts(batch.alerts)
-        metrics.alerts(submitted.audienceAlerts)
+        metrics.record(batch.counts)
+        metrics.record(submitted.audienceCounts)
         for (reason, count) in batch.dropped { metrics.dropped(reason, count: count) }
         for (reason, count) in batch.deadLettered { metrics.deadLettered(reason, count: count) }
     }

@@ -22,6 +22,8 @@ struct TranslatorMetrics: Sendable {
     let lateStarts: Counter
     /// Jobs that carry an alert, by how its text is given (``AlertForm``).
     private let alertJobs: [AlertForm: Counter]
+    /// Devices a push left out: their app's content-state version cannot show its state.
+    private let incompatibleDevices: Counter
     private let phases: [TranslatorPhase: Metrics.Timer]
     private let factory: any MetricsFactory
 
@@ -40,6 +42,7 @@ struct TranslatorMetrics: Sendable {
         alertJobs = Dictionary(uniqueKeysWithValues: AlertForm.allCases.map {
             ($0, Counter(label: "liveline_translator_alert_jobs_total", dimensions: [("form", $0.rawValue)], factory: factory))
         })
+        incompatibleDevices = Counter(label: "liveline_translator_incompatible_devices_total", factory: factory)
         var phases: [TranslatorPhase: Metrics.Timer] = [:]
         for phase in TranslatorPhase.allCases {
             phases[phase] = Metrics.Timer(
@@ -56,9 +59,15 @@ struct TranslatorMetrics: Sendable {
         return now
     }
 
-    /// Jobs published with an alert, by form.
-    func alerts(_ counts: [AlertForm: Int]) {
-        for (form, count) in counts where count > 0 { alertJobs[form]?.increment(by: count) }
+    /// What published jobs carried: alerts by form, content-states by version, and the
+    /// devices left out as too old for the state.
+    func record(_ counts: JobCounts) {
+        for (form, count) in counts.alerts where count > 0 { alertJobs[form]?.increment(by: count) }
+        for (version, count) in counts.versions where count > 0 {
+            Counter(label: "liveline_translator_content_state_jobs_total", dimensions: [("version", "\(version)")], factory: factory)
+                .increment(by: count)
+        }
+        if counts.incompatible > 0 { incompatibleDevices.increment(by: counts.incompatible) }
     }
 
     /// Events that produced no push although nothing was wrong with them.
@@ -73,6 +82,30 @@ struct TranslatorMetrics: Sendable {
         guard count > 0 else { return }
         Counter(label: "liveline_translator_events_dead_lettered_total", dimensions: [("reason", reason)], factory: factory)
             .increment(by: count)
+    }
+}
+
+/// What a batch's jobs carry, counted for the metrics.
+struct JobCounts: Sendable {
+    /// Jobs with an alert, by its form.
+    var alerts: [AlertForm: Int] = [:]
+    /// Jobs by the content-state version of their payload.
+    var versions: [Int: Int] = [:]
+    /// Devices left out as too old for the state.
+    var incompatible = 0
+
+    init(_ sends: [TranslationDecision.Send] = []) {
+        for send in sends {
+            if let form = send.alertForm { alerts[form, default: 0] += send.jobs.count }
+            versions.merge(send.jobsByVersion, uniquingKeysWith: +)
+            incompatible += send.incompatible
+        }
+    }
+
+    mutating func add(_ other: JobCounts) {
+        alerts.merge(other.alerts, uniquingKeysWith: +)
+        versions.merge(other.versions, uniquingKeysWith: +)
+        incompatible += other.incompatible
     }
 }
 
