@@ -19,6 +19,14 @@ struct AlertRendering {
         )
     }
 
+    /// The placeholders of `template`, in any of its languages, that have no value here and no
+    /// fallback.
+    func unresolved(in template: AlertTemplate) -> [String] {
+        var names: [String] = []
+        for language in [nil] + template.translations.keys.sorted() { _ = render(template, language: language, unresolved: &names) }
+        return names
+    }
+
     private func render(_ text: AlertText, unresolved: inout [String]) -> RenderedAlert.Text {
         switch text {
         case .text(let template):

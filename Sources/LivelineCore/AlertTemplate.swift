@@ -16,8 +16,10 @@
 /// Placeholders: `{name}` is replaced by, in order of lookup, `message` (from
 /// `data.message`), a content-state field, then an attributes field; a dotted path
 /// such as `{homeTeam.abbreviation}` reads nested objects. `{name|fallback}` uses the
-/// fallback text when the value is missing or empty. An unresolved placeholder
-/// without a fallback becomes empty text (and a trace note).
+/// fallback text when the value is missing or empty. A placeholder without a fallback that
+/// a Swift model's state and attributes cannot fill is refused when the domain is read, and
+/// one a producer's override names but its event lacks is `invalid-override`; one that finds
+/// no value all the same (an optional field left out) becomes empty text and a trace note.
 public struct AlertTemplate: Hashable, Sendable {
     /// The alert title.
     public var title: AlertText

@@ -88,11 +88,21 @@ extension DomainConfiguration: Codable {
     public var versionProblem: String? { contentStates.problem(cases: kind.modelCases) }
 
     /// Why the domain's alerts cannot be sent as configured, or nil: a broadcast carries one
-    /// payload for every subscriber, so a channel domain's alerts use loc-keys, not a text per language.
+    /// payload for every subscriber, so a channel domain's alerts use loc-keys, not a text per
+    /// language; and a Swift model's alerts (text, loc-args, each language) may name only what
+    /// the model has, or give a fallback.
     public var alertProblem: String? {
-        guard delivery == .channel else { return nil }
-        for (path, alert) in policy.alerts where !alert.translations.isEmpty {
-            return "policy.\(path) has translations, which a broadcast channel cannot carry: use loc-key"
+        for (path, alert) in policy.alerts {
+            if delivery == .channel, !alert.translations.isEmpty {
+                return "policy.\(path) has translations, which a broadcast channel cannot carry: use loc-key"
+            }
+            guard let example = kind.modelExample else { continue }
+            // Rendered on an example whose every field is set: what stays unresolved names nothing.
+            let rendering = AlertRendering(message: "message", contentState: example.state, attributes: example.attributes)
+            if let name = rendering.unresolved(in: alert).first {
+                return "policy.\(path) names {\(name)}, which neither the \(kind.rawValue) content-state nor its attributes have "
+                    + "(nor is it message): name a field, or give a fallback as {\(name)|…}"
+            }
         }
         return nil
     }

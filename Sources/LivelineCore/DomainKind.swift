@@ -1,3 +1,4 @@
+import LivelineCodecs
 // Tests: Tests/LivelineCoreTests/PayloadValidationTests.swift, Tests/LivelineCoreTests/EnvelopeParsingTests.swift
 
 /// Which content-state contract a domain uses.
@@ -35,6 +36,22 @@ public enum DomainKind: String, Codable, Hashable, Sendable {
         case .delivery: ContentStateVersions(of: DeliveryModel.State.self)
         case .score: ContentStateVersions(of: ScoreModel.State.self)
         case .generic: nil
+        }
+    }
+
+    /// An example content-state and attributes of the Swift model, every field set; nil for
+    /// the generic domain, which has no model.
+    var modelExample: (state: JSONValue, attributes: JSONValue)? {
+        func encoded<State: Encodable, Attributes: Encodable>(_ example: (State, Attributes)) -> (JSONValue, JSONValue)? {
+            guard let state = try? JSONValueEncoder().encode(example.0), let attributes = try? JSONValueEncoder().encode(example.1)
+            else { return nil }
+            return (state, attributes)
+        }
+        switch self {
+        case .ride: return encoded(RideModel.example)
+        case .delivery: return encoded(DeliveryModel.example)
+        case .score: return encoded(ScoreModel.example)
+        case .generic: return nil
         }
     }
 

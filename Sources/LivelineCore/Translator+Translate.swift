@@ -65,6 +65,15 @@ extension Translator {
             ) {
                 return .deadLetter(.init(reason: .invalidOverride, message: violation, traceNotes: notes))
             }
+            // The producer sent the alert with the state: a placeholder it fills from neither is a
+            // mistake, where a configured alert's (checked against the model at start) is a gap.
+            if let alert = overrides.alert, let name = AlertRendering(
+                message: event.message, contentState: event.contentState, attributes: snapshot.attributes
+            ).unresolved(in: alert).first {
+                let message = "data.overrides.alert names {\(name)}, which the event's content-state, attributes and message "
+                    + "do not have: name a field, or give a fallback as {\(name)|…}"
+                return .deadLetter(.init(reason: .invalidOverride, message: message, traceNotes: notes))
+            }
             style.apply(overrides, eventTime: event.time)
             notes.append("producer overrides applied")
         }

@@ -224,6 +224,43 @@ struct LocalizedAlertTests {
         #expect(try Fixtures.sent(Self.arrival(Fixtures.translator, overrides: EventOverrides(alert: blank))).alertForm == .localizationKey)
     }
 
+    /// A placeholder a Swift model cannot fill (in text, a loc-arg or any language) is refused
+    /// when the domain file is read, naming it; one with a fallback, or in a generic domain (which
+    /// has no model), is not. A producer's override that names what its event lacks is a dead letter.
+    @Test func placeholdersNameWhatTheStateHas() throws {
+        for domain in TranslatorConfiguration.standard(bundleId: Fixtures.bundleId).domains {
+            #expect(domain.alertProblem == nil, "\(domain.name)")
+        }
+        func problem(kind: String, _ alert: String) -> String? {
+            let json = #"{"name": "d", "kind": "\#(kind)", "attributesType": "T", "bundleId": "b", "policy": {"statuses": {"x": {"alert": \#(alert)}}}}"#
+            do {
+                _ = try JSONDecoder().decode(DomainConfiguration.self, from: Data(json.utf8))
+                return nil
+            } catch DecodingError.dataCorrupted(let context) {
+                return context.debugDescription
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(problem(kind: "ride", #"{"title": {"loc-key": "K", "loc-args": ["{driverName}", "{speed}"]}, "body": "b"}"#)
+            == "domain d: policy.statuses.x.alert names {speed}, which neither the ride content-state nor its attributes have "
+                + "(nor is it message): name a field, or give a fallback as {speed|…}")
+        #expect(problem(kind: "score", #"{"title": "{homeTeam.nickname}", "body": "b"}"#)?.contains("names {homeTeam.nickname}") == true)
+        #expect(problem(kind: "ride", #"{"title": "a", "body": "b", "translations": {"de": {"title": "{fahrer}", "body": "b"}}}"#)?
+            .contains("names {fahrer}") == true)
+        #expect(problem(kind: "ride", #"{"title": {"loc-key": "K", "loc-args": ["{speed|?}", "{riderName}", "{message}"]}, "body": "b"}"#) == nil)
+        #expect(problem(kind: "score", #"{"title": "{homeTeam.abbreviation} {lastPlay}", "body": "b"}"#) == nil)
+        #expect(problem(kind: "generic", #"{"title": "{anything}", "body": "b"}"#) == nil)
+
+        let unknown = AlertTemplate(title: .localized(key: "LATE", arguments: ["{driverName}", "{speed}"]), body: .text("b"))
+        guard case .deadLetter(let rejection) = try Self.arrival(Fixtures.translator, overrides: EventOverrides(alert: unknown)) else {
+            Issue.record("an override naming {speed} was sent")
+            return
+        }
+        #expect(rejection.reason == .invalidOverride)
+        #expect(rejection.message.hasPrefix("data.overrides.alert names {speed}, which the event's content-state"), "\(rejection.message)")
+    }
+
     /// The 4 KB limit counts the payload each device gets: one language too long is a dead letter that names it.
     @Test func thePayloadLimitCountsEachLanguage() throws {
         var long = Self.arrivedInLanguages
