@@ -22,7 +22,7 @@ struct GamePipelineTests {
     /// A translator that opens channels at the simulator, feeding a sender that pushes to it.
     static func withPipeline<T: Sendable>(
         store kind: StoreKind, name: String = #function, audiencePage: Int = TranslatorSettings().audiencePage,
-        _ body: (TranslatorHarness, SenderHarness) async throws -> T
+        translator: Translator = TranslatorHarness.translator, _ body: (TranslatorHarness, SenderHarness) async throws -> T
     ) async throws -> T {
         try await withSender(bundleIDs: [bundle], store: kind) { sender in
             let store = try #require(sender.store as? any ActivityStore)
@@ -32,7 +32,7 @@ struct GamePipelineTests {
             ])
             let settings = TranslatorSettings(audiencePage: audiencePage, lateStartInterval: .milliseconds(200))
             return try await TranslatorHarness.run(
-                on: store, name: name, topology: sender.topology, settings: settings, channels: channels
+                on: store, name: name, topology: sender.topology, settings: settings, channels: channels, translator: translator
             ) { translator, _ in
                 try await body(translator, sender)
             }
@@ -96,6 +96,76 @@ struct GamePipelineTests {
             #expect(Self.aps(goal)?["content-state"]?["homeScore"] == .integer(1))
             #expect(goal.priority == 10)
             #expect(sender.simulator.deliveries(toDevice: sandbox).count == 1, "nothing for the sandbox device on the channel")
+        }
+    }
+
+    /// A game whose domain sends its goals as localization keys, to a fan whose app decodes
+    /// content-state version 1 and one whose app decodes the current version, under each of
+    /// the channel's choices. `perToken`: the older device is started without the channel,
+    /// and once its app reports the activity's update token, it hears the intermission per
+    /// token as the halftime its app knows, while the channel carries the intermission.
+    /// `oldest`: both listen, and the channel carries halftime. The goal's title and body are
+    /// `{"loc-key", "loc-args"}` objects, as Apple's ActivityKit push documentation shows.
+    @Test(arguments: StoreKind.underTest, [ChannelPolicy.OlderContentStates.perToken, .oldest])
+    func aChannelCarriesLocalizedAlertsAndServesAnOlderAppAsItsDomainChooses(
+        store: StoreKind, choice: ChannelPolicy.OlderContentStates
+    ) async throws {
+        var configuration = TranslatorConfiguration.standard(bundleId: Self.bundle)
+        configuration.domains = configuration.domains.map { domain in
+            guard domain.name == "score" else { return domain }
+            var domain = domain
+            domain.channel.olderContentStates = choice
+            domain.policy.changeRules[0].alert = AlertTemplate(
+                title: .localized(key: "GOAL_TITLE", arguments: ["{homeTeam.abbreviation}", "{homeScore}"]),
+                body: .localized(key: "GOAL_BODY", arguments: ["{lastPlay|?}"]), sound: "default")
+            return domain
+        }
+        try await Self.withPipeline(store: store, translator: Translator(configuration: configuration)) { translator, sender in
+            let old = randomDeviceToken(), new = randomDeviceToken()
+            for (user, token, version) in [("old", old, 1), ("new", new, 2)] {
+                try await translator.store.registerPushToStartToken(PushToStartToken(
+                    userID: user, attributesType: "ScoreAttributes", token: token, registeredAt: Date(), osVersion: "18.2",
+                    contentVersion: version))
+                _ = try await translator.store.follow(userID: user, topic: "team:hom", at: Date())
+            }
+            try await translator.publisher.publish(try Self.game("g-ver", home: 0, topics: ["team:hom"], at: 0))
+            try await eventually("both devices started") {
+                !sender.simulator.deliveries(toDevice: old).isEmpty && !sender.simulator.deliveries(toDevice: new).isEmpty
+            }
+            let oldStart = try #require(Self.aps(sender.simulator.deliveries(toDevice: old)[0]))
+            #expect(Self.aps(sender.simulator.deliveries(toDevice: new)[0])?["input-push-channel"] != nil)
+            var oldListens = true
+            switch choice {
+            case .perToken:
+                #expect(oldStart["input-push-channel"] == nil && oldStart["input-push-token"] == .integer(1))
+                oldListens = false
+                let owner = try #require(try await translator.store.activity(id: "g-ver")).userID
+                _ = try await translator.store.registerUpdateToken(UpdateTokenRegistration(
+                    activityID: "g-ver", deviceID: "old:phone", userID: owner, token: old, contentVersion: 1,
+                    domain: "score", attributesType: "ScoreAttributes", at: Date()))
+            case .oldest:
+                #expect(oldStart["input-push-channel"] != nil, "every device listens")
+            }
+
+            // One at a time: in one batch the goal would supersede the intermission.
+            try await translator.publisher.publish(try Self.game("g-ver", home: 0, status: .intermission, at: 60))
+            try await eventually("the intermission reaches both") {
+                sender.simulator.deliveries(toDevice: old).count == 2 && sender.simulator.deliveries(toDevice: new).count == 2
+            }
+            try await translator.publisher.publish(try Self.game("g-ver", home: 1, status: .live, at: 120))
+            try await eventually("the goal reaches both") {
+                sender.simulator.deliveries(toDevice: old).count == 3 && sender.simulator.deliveries(toDevice: new).count == 3
+            }
+            let seen = { (token: String) in sender.simulator.deliveries(toDevice: token).compactMap(Self.aps) }
+            #expect(seen(new)[1]["content-state"]?["status"] == .string(choice == .oldest ? "halftime" : "intermission"))
+            #expect(seen(old)[1]["content-state"]?["status"] == .string("halftime"), "version 1 knows no intermission")
+            #expect(sender.simulator.deliveries(toDevice: old).dropFirst().allSatisfy { ($0.headers["apns-channel-id"] != nil) == oldListens })
+            for aps in [seen(old)[2], seen(new)[2]] {
+                #expect(aps["alert"]?["title"] == .object(["loc-key": .string("GOAL_TITLE"), "loc-args": .array([.string("HOM"), .string("1")])]))
+                #expect(aps["alert"]?["body"] == .object(["loc-key": .string("GOAL_BODY"), "loc-args": .array([.string("Goal!")])]))
+            }
+            let counted = translator.metrics.total("liveline_translator_content_state_jobs_total", [("version", "1")])
+            #expect(counted >= 2, "the jobs in version 1's form are counted: \(counted)")
         }
     }
 

@@ -58,7 +58,7 @@ struct TranslatorHarness {
     static func run<T: Sendable>(
         on store: any ActivityStore, name: String = #function, topology: LivelineTopology? = nil,
         settings: TranslatorSettings = TranslatorSettings(), channels: APNsClientDirectory? = nil,
-        outcomes: OutcomeDomains = .none,
+        outcomes: OutcomeDomains = .none, translator: Translator = Self.translator,
         _ body: (TranslatorHarness, ServiceGroup) async throws -> T,
         afterShutdown: (TranslatorHarness) async throws -> Void = { _ in }
     ) async throws -> T {
@@ -66,17 +66,18 @@ struct TranslatorHarness {
         try await withBroker {
             let harness = try await TranslatorHarness(name: name, store: store, topology: topology)
             return try await harness.run(
-                settings: settings, channels: channels, outcomes: outcomes, body, afterShutdown: afterShutdown)
+                settings: settings, channels: channels, outcomes: outcomes, translator: translator, body, afterShutdown: afterShutdown)
         }
     }
 
     private func run<T: Sendable>(
-        settings: TranslatorSettings, channels: APNsClientDirectory?, outcomes: OutcomeDomains, _ body: (TranslatorHarness, ServiceGroup) async throws -> T,
+        settings: TranslatorSettings, channels: APNsClientDirectory?, outcomes: OutcomeDomains, translator: Translator,
+        _ body: (TranslatorHarness, ServiceGroup) async throws -> T,
         afterShutdown: (TranslatorHarness) async throws -> Void
     ) async throws -> T {
         let service = TranslatorService(
             consumer: serviceConsumer, publisher: servicePublisher, store: store,
-            translator: Self.translator, topology: topology, settings: settings, logger: Broker.logger,
+            translator: translator, topology: topology, settings: settings, logger: Broker.logger,
             metricsFactory: metrics,
             channels: channels.map { ChannelOpener(store: store, clients: $0, logger: Broker.logger) }, outcomes: outcomes)
         let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: Broker.logger))
