@@ -103,20 +103,19 @@ extension Translator {
         var jobsByVersion: [Int: Int] = [:]
         var fields: APSFields?
         var jobs: [PushJob] = []
-        for index in variants.indices {
+        for variant in variants {
             var contentState: Data? = nil
-            if let version = variants[index].version {
+            if let version = variant.version {
                 switch configuration.contentStates.state(event.contentState, for: version) {
                 case .success(let state): contentState = JSONValue.encoded(state)
                 case .failure(let reason):
-                    let targets = variants[index].targets
+                    let targets = variant.targets
                     incompatible += targets.count
                     notes.append("incompatible-version: not sent to \(targets.count == 1 ? targets[0].logDescription : "\(targets.count) devices"): \(reason.message)")
                     continue
                 case nil: break
                 }
             }
-            let variant = variants[index]
             let built: (APSFields, Data)
             switch Self.payload(for: event, route: route, inputPushChannel: variant.channel, language: variant.language,
                                 contentState: contentState, style: style,

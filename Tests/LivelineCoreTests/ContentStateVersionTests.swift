@@ -196,15 +196,7 @@ struct ContentStateVersionTests {
             .contentStates.current == RideAttributes.ContentState.contentStateVersion)
 
         func problem(_ versions: String, kind: String = "generic") -> String? {
-            let json = #"{"name": "flight", "kind": "\#(kind)", "attributesType": "FlightAttributes", "bundleId": "b", "contentStateVersions": \#(versions)}"#
-            do {
-                _ = try JSONDecoder().decode(DomainConfiguration.self, from: Data(json.utf8))
-                return nil
-            } catch DecodingError.dataCorrupted(let context) {
-                return context.debugDescription
-            } catch {
-                return "\(error)"
-            }
+            Fixtures.problem(reading: #"{"name": "flight", "kind": "\#(kind)", "attributesType": "FlightAttributes", "bundleId": "b", "contentStateVersions": \#(versions)}"#)
         }
         #expect(problem(#"{"current": 3, "older": [{"version": 2, "changes": [{"addedField": "gate"}]}]}"#) == nil)
         #expect(problem(#"{"current": 2, "older": [{"version": 2, "changes": []}]}"#)?.contains("version 2 must be 1 or more and lower than 2") == true)

@@ -78,6 +78,18 @@ enum Fixtures {
     }
 
     enum FixtureError: Error { case unexpectedDecision }
+
+    /// Why the domain file `json` is refused, as the error tells it; nil when it loads.
+    static func problem(reading json: String) -> String? {
+        do {
+            _ = try JSONDecoder().decode(DomainConfiguration.self, from: Data(json.utf8))
+            return nil
+        } catch DecodingError.dataCorrupted(let context) {
+            return context.debugDescription
+        } catch {
+            return "\(error)"
+        }
+    }
 }
 
 /// Threads one activity's events through the translator, the way the service does:

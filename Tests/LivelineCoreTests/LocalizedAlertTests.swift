@@ -232,15 +232,7 @@ struct LocalizedAlertTests {
             #expect(domain.alertProblem == nil, "\(domain.name)")
         }
         func problem(kind: String, _ alert: String) -> String? {
-            let json = #"{"name": "d", "kind": "\#(kind)", "attributesType": "T", "bundleId": "b", "policy": {"statuses": {"x": {"alert": \#(alert)}}}}"#
-            do {
-                _ = try JSONDecoder().decode(DomainConfiguration.self, from: Data(json.utf8))
-                return nil
-            } catch DecodingError.dataCorrupted(let context) {
-                return context.debugDescription
-            } catch {
-                return "\(error)"
-            }
+            Fixtures.problem(reading: #"{"name": "d", "kind": "\#(kind)", "attributesType": "T", "bundleId": "b", "policy": {"statuses": {"x": {"alert": \#(alert)}}}}"#)
         }
         #expect(problem(kind: "ride", #"{"title": {"loc-key": "K", "loc-args": ["{driverName}", "{speed}"]}, "body": "b"}"#)
             == "domain d: policy.statuses.x.alert names {speed}, which neither the ride content-state nor its attributes have "
