@@ -92,7 +92,8 @@ extension PostgresLivelineStore {
 
     public func oldestContentVersion(attributesType: String) async throws -> Int? {
         try await first(Int?.self, """
-            SELECT min(content_version) FROM push_to_start_tokens WHERE attributes_type = \(attributesType)
+            SELECT min(content_version) FROM push_to_start_tokens
+            WHERE attributes_type = \(attributesType) AND content_version IS NOT NULL
             """) ?? nil
     }
 

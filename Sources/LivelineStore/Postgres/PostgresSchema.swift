@@ -239,13 +239,15 @@ enum PostgresSchema {
             "CREATE INDEX event_outcomes_at ON event_outcomes (at_ms)",
         ]),
         // The locale and content-state version each device's app registered with its token,
-        // for alerts in its language and states its app decodes.
+        // for alerts in its language and states its app decodes. The version index is partial:
+        // a full one on (attributes_type, …) was the one SQLite chose for a game's audience
+        // query, sorting every follower for each page (126 µs a start instead of 12).
         Migration(version: 12, statements: [
             "ALTER TABLE update_tokens ADD COLUMN locale TEXT",
             "ALTER TABLE push_to_start_tokens ADD COLUMN locale TEXT",
             "ALTER TABLE update_tokens ADD COLUMN content_version BIGINT",
             "ALTER TABLE push_to_start_tokens ADD COLUMN content_version BIGINT",
-            "CREATE INDEX push_to_start_tokens_version ON push_to_start_tokens (attributes_type, content_version)",
+            "CREATE INDEX push_to_start_tokens_version ON push_to_start_tokens (attributes_type, content_version) WHERE content_version IS NOT NULL",
         ]),
     ]
 

@@ -93,7 +93,7 @@ extension SQLiteLivelineStore {
     public func oldestContentVersion(attributesType: String) async throws -> Int? {
         try await pool.read { db in
             try Int.fetchOne(db.cachedStatement(sql: """
-                SELECT min(content_version) FROM push_to_start_tokens WHERE attributes_type = ?
+                SELECT min(content_version) FROM push_to_start_tokens WHERE attributes_type = ? AND content_version IS NOT NULL
                 """), arguments: [attributesType])
         }
     }
