@@ -47,9 +47,10 @@ import Testing
                 throw Unreachable()
             }
         }
-        // It stops within the limit (plus one attempt), after trying again, at most 76 times.
-        // Two is the floor: with another build beside the suite, a 20 ms wait once took 1.5 s.
-        #expect(ContinuousClock.now - started < .seconds(6))
+        // It stops soon after the limit, after trying again, at most 76 times. Two is the floor:
+        // with another build beside the suite, a 20 ms wait once took 1.5 s, and under the whole
+        // suite the run has ended 3 s past the 3 s limit; one that never gave up would not end.
+        #expect(ContinuousClock.now - started < .seconds(15))
         #expect((2...76).contains(attempts.withLock { $0 }), "\(attempts.withLock { $0 }) attempts")
     }
 
