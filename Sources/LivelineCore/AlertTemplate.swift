@@ -10,7 +10,7 @@
 ///   form for broadcast channels.
 /// - **Per-language texts**: plain `title` and `body` plus `translations`, such as
 ///   `{"de": {"title": "Tor!", "body": "…"}}`, chosen per device from the locale its app
-///   registered with its token (``texts(forLocale:fallbackLanguage:)``). Each language is
+///   registered with its token (``language(forLocale:fallbackLanguage:)``). Each language is
 ///   its own payload, so a channel domain cannot use this form.
 ///
 /// Placeholders: `{name}` is replaced by, in order of lookup, `message` (from
