@@ -58,6 +58,12 @@ public final class AMQPConnection: Sendable {
     /// How many times the connection was re-established after a break.
     public var reconnectCount: Int { driver.reconnectCount }
 
+    /// How many replies to a declare, a count or another queue operation came after other
+    /// frames, which rabbitmq-c then read off the socket to reach the reply, whatever the
+    /// consumers' bound on what they hold (``AMQPConfiguration/maximumHeldBytes``), and kept
+    /// until the next reads. Such operations belong on a connection that consumes nothing.
+    public var repliesReadAhead: Int { driver.repliesReadAhead }
+
     /// Declares exchanges, queues and bindings, and remembers them so every reconnect declares
     /// them again. Declaring is idempotent; a declaration that conflicts with what the broker
     /// has (for example other queue arguments) throws a fatal `PRECONDITION_FAILED` error.

@@ -287,12 +287,13 @@ private func buildTranslator(
     graph.apns = try role.apns?.clients(logger: logger)
     let consumer = try await graph.connect("translator-in", settings, logger: logger, retry: retry)
     let publisher = try await graph.connect("translator-out", settings, logger: logger, retry: retry)
+    let balance = try await graph.connect("translator-balance", settings, logger: logger, retry: retry)
     try await workers.topology.checkShardCounts(on: publisher)
     try await publisher.declare(workers.topology.amqp)
     let health = WorkLoopHealth(stallAfter: settings.ops.stallAfter)
     graph.services.append(
         TranslatorService(
-            consumer: consumer, publisher: publisher, store: store,
+            consumer: consumer, publisher: publisher, balance: balance, store: store,
             translator: Translator(configuration: workers.translator), topology: workers.topology,
             settings: workers.translatorSettings, logger: logger, health: health,
             channels: graph.apns.map { ChannelOpener(store: store, clients: $0, logger: logger) },
@@ -302,7 +303,10 @@ private func buildTranslator(
     let ops = role.listeningPort
     graph.services.append(ListeningService(
         server: OpsEndpoints(registry: registry, health: health, gauges: gauges) {
-            [.broker("broker-consume", consumer), .broker("broker-publish", publisher), await .store(store)]
+            [
+                .broker("broker-consume", consumer), .broker("broker-publish", publisher), .broker("broker-balance", balance),
+                await .store(store),
+            ]
         }.application(host: ops.host, port: ops.port, logger: logger),
         port: ops))
 }
@@ -317,12 +321,13 @@ private func buildSender(
     let consuming = try await graph.connect(
         "sender-in", settings, maximumHeldBytes: workers.senderPrefetchMiB << 20, logger: logger, retry: retry)
     let publishing = try await graph.connect("sender-out", settings, logger: logger, retry: retry)
+    let balance = try await graph.connect("sender-balance", settings, logger: logger, retry: retry)
     try await workers.topology.checkShardCounts(on: publishing)
     try await publishing.declare(workers.topology.amqp)
     let health = WorkLoopHealth(stallAfter: settings.ops.stallAfter)
     graph.services.append(
         SenderService(
-            consuming: consuming, publishing: publishing, clients: clients, store: store,
+            consuming: consuming, publishing: publishing, balance: balance, clients: clients, store: store,
             settings: workers.senderSettings, logger: logger, health: health))
     graph.services.append(RetentionPruner(store: store, settings: workers.retention, logger: logger))
     let channelBundles = Dictionary(
@@ -341,7 +346,9 @@ private func buildSender(
     let ops = role.listeningPort
     graph.services.append(ListeningService(
         server: OpsEndpoints(registry: registry, health: health, gauges: gauges) {
-            var checks: [ReadinessCheck] = [.broker("broker-consume", consuming), .broker("broker-publish", publishing)]
+            var checks: [ReadinessCheck] = [
+                .broker("broker-consume", consuming), .broker("broker-publish", publishing), .broker("broker-balance", balance),
+            ]
             if let keeping { checks.append(.broker("broker-keeper", keeping)) }
             checks += clients.namedClients.map { ReadinessCheck.apns($0.name, $0.client) }
             checks.append(await .store(store))

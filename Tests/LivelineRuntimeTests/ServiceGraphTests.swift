@@ -38,7 +38,7 @@ struct ServiceGraphTests {
             let names = graph.services.map { ServiceGroupConfiguration.ServiceConfiguration(named: $0).serviceName }
             #expect(names.prefix(2) == ["TranslatorService", "RetentionPruner"])
             #expect(names.allSatisfy { !$0.contains("(") && $0.utf8.count < 80 }, "\(names)")
-            #expect(graph.brokers.map(\.name) == ["translator-in", "translator-out"])
+            #expect(graph.brokers.map(\.name) == ["translator-in", "translator-out", "translator-balance"])
             #expect(graph.brokers.allSatisfy { $0.connection.state == .connected })
             // The standard configuration's score domain broadcasts on channels, which the
             // translator opens: it needs the apps' APNs clients too.
@@ -58,7 +58,7 @@ struct ServiceGraphTests {
             // The score domain's channels are the sender's to sweep once their games are over.
             #expect(graph.services[2] is ChannelSweeper)
             #expect(graph.services[3] is DeadLetterKeeper)
-            #expect(graph.brokers.map(\.name) == ["sender-in", "sender-out", "dead-letter-keeper"])
+            #expect(graph.brokers.map(\.name) == ["sender-in", "sender-out", "sender-balance", "dead-letter-keeper"])
             // Each of the two apps has a production and a sandbox client.
             #expect(graph.apns?.namedClients.count == 4)
             await graph.shutdown()
@@ -66,7 +66,7 @@ struct ServiceGraphTests {
 
             let (withoutKeeper, _) = try await Self.graph(.sender, ["LIVELINE_KEEPER_ENABLED": "false"], keys: keys)
             #expect(!withoutKeeper.services.contains { $0 is DeadLetterKeeper })
-            #expect(withoutKeeper.brokers.map(\.name) == ["sender-in", "sender-out"])
+            #expect(withoutKeeper.brokers.map(\.name) == ["sender-in", "sender-out", "sender-balance"])
             await withoutKeeper.shutdown()
         }
     }

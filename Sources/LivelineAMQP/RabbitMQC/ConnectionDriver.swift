@@ -19,6 +19,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         var sleeping = false
         var state: AMQPConnectionState = .connecting
         var reconnects = 0
+        var repliesReadAhead = 0
         var closeRequested = false
         var closeGrace: Duration = .seconds(5)
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
@@ -88,6 +89,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
 
     var state: AMQPConnectionState { mailbox.withLock { $0.state } }
     var reconnectCount: Int { mailbox.withLock { $0.reconnects } }
+    var repliesReadAhead: Int { mailbox.withLock { $0.repliesReadAhead } }
     var isBlocked: Bool { mailbox.withLock { $0.blocked } }
 
     func nextConsumerID() -> UInt64 {
@@ -418,6 +420,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         try openControlChannel()
         do {
             let result = try body(connection, Self.controlChannel)
+            if connection.hasQueuedFrames { mailbox.withLock { $0.repliesReadAhead += 1 } }
             // The reply came from the broker, and rabbitmq-c may have read heartbeats off the
             // socket while it waited for it, which the poll below would then never see: on a
             // connection that receives nothing else (a consumer whose work is blocked), the

@@ -29,6 +29,7 @@ import ServiceLifecycle
 /// The caller owns the connections, clients and store and closes them after `run()`.
 public final class SenderService: Service {
     private let consuming: AMQPConnection
+    private let balance: AMQPConnection?
     private let settings: SenderSettings
     private let handler: PushJobHandler
     private let traces: TraceWriter
@@ -45,6 +46,8 @@ public final class SenderService: Service {
     ///   - consuming: the connection the send queue is consumed on.
     ///   - publishing: a separate connection for retries and dead letters (confirms on a
     ///     consuming connection would wait behind deliveries).
+    ///   - balance: a connection that neither consumes nor publishes, where the workers are
+    ///     counted for the shard balance (``ShardLeases``); nil counts on `consuming`.
     ///   - clients: the APNs client of every app served.
     ///   - store: tokens, activities, channels and traces.
     ///   - settings: queue names, prefetch, concurrency, back-off and trace batching.
@@ -53,6 +56,7 @@ public final class SenderService: Service {
     public init(
         consuming: AMQPConnection,
         publishing: AMQPConnection,
+        balance: AMQPConnection? = nil,
         clients: APNsClientDirectory,
         store: any SenderStore,
         settings: SenderSettings = SenderSettings(),
@@ -70,6 +74,7 @@ public final class SenderService: Service {
             metrics: metrics, logger: logger, outcomes: outcomes.map { ($0, publishing) }
         )
         self.consuming = consuming
+        self.balance = balance
         self.settings = settings
         self.traces = traces
         self.logger = logger
@@ -95,7 +100,7 @@ public final class SenderService: Service {
         try await consuming.declare(settings.topology.amqp)
         let stage = settings.topology.send
         let leases = ShardLeases(
-            stage: stage, connection: consuming, prefetch: settings.prefetch, interval: settings.balanceInterval,
+            stage: stage, connection: consuming, balance: balance, prefetch: settings.prefetch, interval: settings.balanceInterval,
             logger: logger, metricsFactory: metricsFactory)
         logger.info(
             "sender consuming",

@@ -5,7 +5,7 @@ import Metrics
 import ServiceLifecycle
 import Synchronization
 
-// Tests: Tests/LivelineServicesTests/ShardedTranslatorTests.swift
+// Tests: Tests/LivelineServicesTests/ShardLeasesTests.swift, ShardedTranslatorTests.swift
 
 /// Holds one worker's fair share of a stage's shards and runs the work of each shard it holds.
 ///
@@ -34,6 +34,7 @@ final class ShardLeases: Sendable {
 
     private let stage: LivelineTopology.Stage
     private let connection: AMQPConnection
+    private let balance: AMQPConnection
     private let prefetch: UInt16
     private let interval: Duration
     private let logger: Logger
@@ -78,12 +79,19 @@ final class ShardLeases: Sendable {
         }
     }
 
+    /// - Parameters:
+    ///   - connection: where the shards are leased and consumed.
+    ///   - balance: where the workers are counted each `interval`: best a connection that
+    ///     consumes nothing. A count is a `queue.declare` round trip, and while rabbitmq-c waits
+    ///     for its reply it reads every delivery ahead of it off the socket, past the bound
+    ///     (`maximumHeldBytes`) that keeps a busy consumer's memory flat.
     init(
-        stage: LivelineTopology.Stage, connection: AMQPConnection, prefetch: UInt16, interval: Duration = .seconds(1),
-        logger: Logger, metricsFactory: any MetricsFactory
+        stage: LivelineTopology.Stage, connection: AMQPConnection, balance: AMQPConnection? = nil, prefetch: UInt16,
+        interval: Duration = .seconds(1), logger: Logger, metricsFactory: any MetricsFactory
     ) {
         self.stage = stage
         self.connection = connection
+        self.balance = balance ?? connection
         self.prefetch = prefetch
         self.interval = interval
         self.logger = logger
@@ -111,8 +119,8 @@ final class ShardLeases: Sendable {
                     try await reclaimAfterReconnect()
                 }
                 let share = ShardShare(
-                    shards: stage.shards, workers: try await connection.consumerCount(queue: stage.workersQueue))
-                let hungry = try await connection.consumerCount(queue: stage.hungryQueue)
+                    shards: stage.shards, workers: try await balance.consumerCount(queue: stage.workersQueue))
+                let hungry = try await balance.consumerCount(queue: stage.hungryQueue)
                 switch share.step(holding: held.count, hungry: hungry) {
                 case .release(let count):
                     for shard in held.suffix(count) { await release(shard) }

@@ -24,6 +24,7 @@ import Synchronization
 /// received, and returns. Run it in a `ServiceGroup`.
 public struct TranslatorService: Service {
     private let consumerConnection: AMQPConnection
+    private let balanceConnection: AMQPConnection?
     private let processor: BatchProcessor
     private let health: WorkLoopHealth
     private let topology: LivelineTopology
@@ -38,6 +39,8 @@ public struct TranslatorService: Service {
     ///   - consumer: the connection to consume the translate queue on.
     ///   - publisher: a separate connection for jobs and dead letters, so a broker
     ///     resource alarm that blocks publishes never stalls the acks.
+    ///   - balance: a connection that neither consumes nor publishes, where the workers are
+    ///     counted for the shard balance (``ShardLeases``); nil counts on `consumer`.
     ///   - store: activities, tokens and budgets.
     ///   - translator: the pure translation rules and domain configuration.
     ///   - topology: queue and exchange names (declare it before running).
@@ -49,11 +52,13 @@ public struct TranslatorService: Service {
     ///     any push; nil for a deployment without channel domains.
     ///   - outcomes: which domains' drops and dead letters are reported to their producers.
     public init(
-        consumer: AMQPConnection, publisher: AMQPConnection, store: any ActivityStore, translator: Translator,
+        consumer: AMQPConnection, publisher: AMQPConnection, balance: AMQPConnection? = nil, store: any ActivityStore,
+        translator: Translator,
         topology: LivelineTopology = LivelineTopology(), settings: TranslatorSettings = TranslatorSettings(),
         logger: Logger, metricsFactory: any MetricsFactory = MetricsSystem.factory,
         health: WorkLoopHealth = WorkLoopHealth(), channels: ChannelOpener? = nil, outcomes: OutcomeDomains = .none
     ) {
+        balanceConnection = balance
         let metrics = TranslatorMetrics(factory: metricsFactory)
         self.health = health
         self.consumerConnection = consumer
@@ -74,7 +79,7 @@ public struct TranslatorService: Service {
     /// throws.
     public func run() async throws {
         let leases = ShardLeases(
-            stage: topology.translate, connection: consumerConnection, prefetch: settings.prefetch,
+            stage: topology.translate, connection: consumerConnection, balance: balanceConnection, prefetch: settings.prefetch,
             interval: settings.balanceInterval, logger: logger, metricsFactory: metricsFactory)
         logger.info("translator consuming", metadata: ServiceLogKey.metadata([
             .translatorQueue: "\(topology.translate.name)", .shardHeld: "of \(topology.translate.shards)",
