@@ -12,8 +12,9 @@ import ServiceLifecycle
 /// letters, the follows of users with no device left, old audit entries and the ids of events
 /// taken over HTTPS. At start and then every
 /// ``Settings/interval``, in batches of ``Settings/batchSize`` rows a kind with a pause
-/// between them, so a prune of millions of rows never holds the store for long. Every
-/// translator and sender runs one; several at once only find less to delete.
+/// between them, so a prune of millions of rows never holds the store for long, and takes
+/// no more than ``Settings/busyShare`` of the time: the store's CPU is the workers' too.
+/// Every translator and sender runs one; several at once only find less to delete.
 public struct RetentionPruner: Service {
     /// How long each kind is kept, and how the pruning is paced.
     public struct Settings: Sendable {
@@ -33,15 +34,18 @@ public struct RetentionPruner: Service {
         public var eventClaims: Duration
         public var interval: Duration
         public var batchSize: Int
-        /// Between batches, so the workers' writes go first.
+        /// Between batches at least, so the workers' writes go first.
         public var pause: Duration
+        /// The most of the time spent deleting (0.01–1): after a batch that took `t`, the pause
+        /// is at least `t × (1 − busyShare) / busyShare`.
+        public var busyShare: Double
 
         public init(
             trace: Duration = .seconds(7 * 86_400), activities: Duration = .seconds(30 * 86_400),
             pushToStartTokens: Duration = .seconds(180 * 86_400), deadLetters: Duration = .seconds(90 * 86_400),
             follows: Duration = .seconds(30 * 86_400), audit: Duration = .seconds(365 * 86_400),
             eventClaims: Duration = .seconds(7 * 86_400), interval: Duration = .seconds(3_600),
-            batchSize: Int = 500, pause: Duration = .milliseconds(20)
+            batchSize: Int = 500, pause: Duration = .milliseconds(20), busyShare: Double = 0.1
         ) {
             self.trace = trace
             self.activities = activities
@@ -53,6 +57,12 @@ public struct RetentionPruner: Service {
             self.interval = interval
             self.batchSize = max(1, batchSize)
             self.pause = pause
+            self.busyShare = min(1, max(0.01, busyShare))
+        }
+
+        /// The pause after a batch that took `batch`.
+        public func pause(after batch: Duration) -> Duration {
+            max(pause, batch * ((1 - busyShare) / busyShare))
         }
 
         /// What is older than its kind's retention at `now`.
@@ -95,15 +105,18 @@ public struct RetentionPruner: Service {
         let cutoffs = settings.cutoffs(now: now)
         var removed = PruneCounts()
         do {
-            while !Task.isCancelled {
+            // A long prune yields to a graceful shutdown between batches: the next one goes on.
+            while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                let started = ContinuousClock.now
                 let batch = try await store.prune(cutoffs, limit: settings.batchSize)
+                let took = ContinuousClock.now - started
                 removed += batch
                 for (kind, count) in batch.byKind where count > 0 {
                     Counter(label: "liveline_store_pruned_total", dimensions: [("kind", kind)], factory: metricsFactory)
                         .increment(by: count)
                 }
                 guard batch.byKind.contains(where: { $0.count >= settings.batchSize }) else { break }
-                try await Task.sleep(for: settings.pause)
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: settings.pause(after: took)) }
             }
         } catch {
             logger.warning("could not prune the store", metadata: ServiceLogKey.metadata([.pruneError: "\(error)"]))

@@ -226,4 +226,17 @@ struct RetentionPrunerTests {
             #expect(await pruner.prune(now: now).total == 0)
         }
     }
+
+    /// A batch is followed by a pause that keeps the prune to its share of the time, and never
+    /// by less than the floor.
+    @Test func pausesToKeepToItsShareOfTheTime() {
+        let tenth = RetentionPruner.Settings(pause: .milliseconds(20), busyShare: 0.1)
+        #expect(tenth.pause(after: .milliseconds(50)) == .milliseconds(450))
+        #expect(tenth.pause(after: .milliseconds(1)) == .milliseconds(20))
+        let half = RetentionPruner.Settings(pause: .milliseconds(20), busyShare: 0.5)
+        #expect(half.pause(after: .milliseconds(50)) == .milliseconds(50))
+        let whole = RetentionPruner.Settings(pause: .milliseconds(20), busyShare: 1)
+        #expect(whole.pause(after: .seconds(1)) == .milliseconds(20))
+        #expect(RetentionPruner.Settings(busyShare: 0).busyShare == 0.01)
+    }
 }

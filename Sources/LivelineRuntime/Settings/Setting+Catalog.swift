@@ -17,7 +17,7 @@ extension Setting {
         productionEndpoint, sandboxEndpoint, endpoint, caFile,
         opsHost, opsPort, stallAfter, drainTimeout,
         traceRetention, activityRetention, pushToStartRetention, deadLetterRetention, auditRetention, followRetention,
-        eventIDRetention,
+        eventIDRetention, pruneBusyPercent,
         outcomeDomains, sweepOrphans, keeperEnabled, retryDelays,
     ]
 
@@ -294,6 +294,13 @@ extension Setting {
     static let eventIDRetention = Setting(
         "retention.event-id-days", .integer(days, unit: "days", default: 7), readBy: workers,
         "Days the ids of events taken over HTTPS are remembered: a producer's retry within them publishes nothing new")
+
+    static let pruneBusyPercent = Setting(
+        "retention.busy-percent", .integer(1...100, unit: "%", default: 10), readBy: workers,
+        """
+        The most of a worker's time its prune may spend deleting: after each batch it pauses long enough to keep to \
+        it (nine times the batch's time at 10 %), so a backlog of millions of rows yields to the workers' own writes
+        """)
 
     // MARK: Outcomes, channels, dead letters and retries
 

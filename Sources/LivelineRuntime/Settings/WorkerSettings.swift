@@ -26,6 +26,8 @@ public struct WorkerSettings: Sendable {
     public var auditRetentionDays: Int
     /// ``Setting/eventIDRetention``.
     public var eventIDRetentionDays: Int
+    /// ``Setting/pruneBusyPercent``.
+    public var pruneBusyPercent: Int
     /// ``Setting/keeperEnabled``: the sender also runs the dead-letter keeper, which moves
     /// `liveline.dead` into the store for `liveline dlq`.
     public var keeperEnabled: Bool
@@ -77,6 +79,7 @@ public struct WorkerSettings: Sendable {
         followRetentionDays = try Setting.followRetention.integer(config)
         auditRetentionDays = try Setting.auditRetention.integer(config)
         eventIDRetentionDays = try Setting.eventIDRetention.integer(config)
+        pruneBusyPercent = try Setting.pruneBusyPercent.integer(config)
         keeperEnabled = try Setting.keeperEnabled.flag(config)
         sweepsOrphanChannels = try Setting.sweepOrphans.flag(config)
         retryTiers = try Self.retryTiers(Setting.retryDelays.text(config)!)
@@ -136,6 +139,6 @@ public struct WorkerSettings: Sendable {
             trace: .seconds(traceRetentionDays * 86_400), activities: .seconds(activityRetentionDays * 86_400),
             pushToStartTokens: .seconds(pushToStartRetentionDays * 86_400), deadLetters: .seconds(deadLetterRetentionDays * 86_400),
             follows: .seconds(followRetentionDays * 86_400), audit: .seconds(auditRetentionDays * 86_400),
-            eventClaims: .seconds(eventIDRetentionDays * 86_400))
+            eventClaims: .seconds(eventIDRetentionDays * 86_400), busyShare: Double(pruneBusyPercent) / 100)
     }
 }
