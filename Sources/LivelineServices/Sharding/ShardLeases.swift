@@ -5,7 +5,7 @@ import Metrics
 import ServiceLifecycle
 import Synchronization
 
-// Tests: Tests/LivelineServicesTests/ShardLeasesTests.swift, ShardedTranslatorTests.swift
+// Tests: Tests/LivelineServicesTests/ShardLeasesTests.swift, Tests/LivelineServicesTests/ShardedTranslatorTests.swift
 
 /// Holds one worker's fair share of a stage's shards and runs the work of each shard it holds.
 ///
