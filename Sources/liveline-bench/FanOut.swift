@@ -137,13 +137,16 @@ struct FanOut: Sendable {
             }
             order.add(deliveries, device: token(device)) { steps[$0]?.goal }
         }
-        // Drops as the trace tells on-call: the sender's name the job, the translator's the goal.
+        // Drops as the trace tells on-call: the sender's name the job by the first 12 characters
+        // of its id (PushJobHandler's trace lines), the translator's the goal.
+        let jobOf = Dictionary(events.map { (String($0.id.prefix(12)), $0.id) }) { first, _ in first }
         let goalOf = Dictionary(uniqueKeysWithValues: (0..<goals).map { (eventID(goal: $0), $0) })
         let trace = try await pipeline.withStore { try await $0.trace(activityID: activity, limit: 10 * goals * devices) }
         for entry in trace where entry.kind == .dropped {
             guard let drop = LossLedger.drop(fromTrace: entry.detail) else { continue }
             if entry.detail.hasPrefix("job ") {
-                ledger.drops[String(entry.detail.split(separator: " ")[1])] = drop.reason
+                let shown = String(entry.detail.split(separator: " ")[1])
+                ledger.drops[jobOf[shown] ?? shown] = drop.reason
             } else if let goal = goalOf[drop.eventID] {
                 for device in 0..<devices { ledger.drops[jobID(goal: goal, device: device)] = drop.reason }
             }
