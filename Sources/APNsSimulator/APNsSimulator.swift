@@ -125,21 +125,9 @@ public final class APNsSimulator: Sendable {
         }
     }
 
-    /// Counters since start (or the last ``resetRecords()``).
+    /// Counters since start.
     public var statistics: APNsSimulatorStatistics {
         core.state.withLockedValue { $0.statistics }
-    }
-
-    /// Forgets deliveries and counters (channels and faults stay).
-    public func resetRecords() {
-        core.state.withLockedValue { state in
-            state.deviceDeliveries.removeAll()
-            state.deviceArrivals.removeAll()
-            state.channelDeliveries.removeAll()
-            state.listening.removeAll()
-            state.channelEnds.removeAll()
-            state.statistics = APNsSimulatorStatistics()
-        }
     }
 
     // MARK: Fault injection
@@ -153,13 +141,5 @@ public final class APNsSimulator: Sendable {
     /// Makes a random share of device pushes misbehave, e.g. `[(.serviceUnavailable, 0.01)]`.
     public func injectRandomFaults(_ faults: [(fault: APNsSimulatorFault, probability: Double)]) {
         core.state.withLockedValue { $0.randomFaults = faults }
-    }
-
-    /// Removes every fault.
-    public func clearFaults() {
-        core.state.withLockedValue { state in
-            state.deviceFaults.removeAll()
-            state.randomFaults.removeAll()
-        }
     }
 }

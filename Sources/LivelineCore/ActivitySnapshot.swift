@@ -60,7 +60,4 @@ public struct ActivitySnapshot: Codable, Hashable, Sendable {
         self.endedAt = endedAt
         self.endReason = endReason
     }
-
-    /// The activity has ended.
-    public var isEnded: Bool { endedAt != nil }
 }

@@ -13,6 +13,10 @@ import LivelineModels
 /// the exact bytes), `isTerminal`, `sequence` (event time in Unix ms), and `alerts`
 /// (`true` when the payload carries an alert; absent for none).
 public struct PushJob: Hashable, Sendable {
+    /// How many leading hex digits of ``jobId`` name a job in the trace: the jobs of one
+    /// activity stay apart, and a line stays short enough to read.
+    @inlinable public static var shownIDLength: Int { 12 }
+
     /// SHA-1 of event id and target; stable across redelivery.
     public var jobId: String {
         get { box.stored.jobId }

@@ -23,7 +23,4 @@ public struct StoreError: Error, Hashable, CustomStringConvertible {
     public static func backend(_ message: String) -> StoreError { StoreError(code: .backend, message: message) }
 
     public var description: String { "StoreError(\(code)): \(message)" }
-
-    /// Whether two errors have the same code, whatever their messages.
-    public func hasSameCode(as other: StoreError) -> Bool { code == other.code }
 }

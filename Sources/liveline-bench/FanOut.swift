@@ -137,9 +137,9 @@ struct FanOut: Sendable {
             }
             order.add(deliveries, device: token(device)) { steps[$0]?.goal }
         }
-        // Drops as the trace tells on-call: the sender's name the job by the first 12 characters
-        // of its id (PushJobHandler's trace lines), the translator's the goal.
-        let jobOf = Dictionary(events.map { (String($0.id.prefix(12)), $0.id) }) { first, _ in first }
+        // Drops as the trace tells on-call: the sender's name the job by the start of its id,
+        // the translator's the goal.
+        let jobOf = Dictionary(events.map { (String($0.id.prefix(PushJob.shownIDLength)), $0.id) }) { first, _ in first }
         let goalOf = Dictionary(uniqueKeysWithValues: (0..<goals).map { (eventID(goal: $0), $0) })
         let trace = try await pipeline.withStore { try await $0.trace(activityID: activity, limit: 10 * goals * devices) }
         for entry in trace where entry.kind == .dropped {

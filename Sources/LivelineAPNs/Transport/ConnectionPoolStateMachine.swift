@@ -59,8 +59,6 @@ struct ConnectionPoolStateMachine: Sendable {
         self.maximumConnections = max(1, maximumConnections)
     }
 
-    var waiterCount: Int { waiters.count }
-
     /// A slot right now, without queueing; `nil` if the caller must wait.
     mutating func leaseImmediately() -> Int? {
         guard !isShutdown, waiters.isEmpty, let id = firstAvailable() else { return nil }

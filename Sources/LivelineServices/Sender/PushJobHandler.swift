@@ -425,7 +425,7 @@ struct PushJobHandler: Sendable {
         var line = String()
         line.reserveCapacity(80 + job.eventId.utf8.count + detail.utf8.count)
         line += "job "
-        line += Substring(job.jobId.unicodeScalars.prefix(12))  // hex: no need to walk grapheme clusters
+        line += Substring(job.jobId.unicodeScalars.prefix(PushJob.shownIDLength))  // hex: no need to walk grapheme clusters
         line += " event "
         line += job.eventId
         line += " "
