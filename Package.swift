@@ -426,7 +426,9 @@ let package = Package(
                 "LivelineStore", "LivelineStoreTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // Stores the version before apps were kept apart filled, for the migration's test.
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "LivelineAPITests",

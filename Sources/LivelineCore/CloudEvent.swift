@@ -4,7 +4,8 @@ import LivelineCodecs
 
 /// A CloudEvents 1.0 event in structured JSON mode, as read off the queue.
 ///
-/// Only the attributes Liveline uses are kept; extension attributes are ignored.
+/// Only the attributes Liveline uses are kept: the required and optional ones it reads, and
+/// one extension, `bundleid`, the app the event is for. Other extensions are ignored.
 public struct CloudEvent: Hashable, Sendable {
     /// Always "1.0".
     public var specVersion: String
@@ -23,11 +24,14 @@ public struct CloudEvent: Hashable, Sendable {
     public var dataContentType: String?
     /// The event payload (always a JSON object for Liveline).
     public var data: JSONValue
+    /// The extension attribute `bundleid`: the app the event is for, by its bundle id. Absent,
+    /// the event is for its domain's app (`bundleId` in the domain's configuration).
+    public var bundleID: String?
 
     /// Creates an event.
     public init(
         specVersion: String = "1.0", id: String, source: String, type: String, subject: String? = nil,
-        time: EventTime, dataContentType: String? = "application/json", data: JSONValue
+        time: EventTime, dataContentType: String? = "application/json", data: JSONValue, bundleID: String? = nil
     ) {
         self.specVersion = specVersion
         self.id = id
@@ -37,6 +41,7 @@ public struct CloudEvent: Hashable, Sendable {
         self.time = time
         self.dataContentType = dataContentType
         self.data = data
+        self.bundleID = bundleID
     }
 
     /// The routing key a producer publishes this event with: the `type` itself,

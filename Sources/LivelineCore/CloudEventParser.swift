@@ -56,9 +56,13 @@ public struct CloudEventParser: Sendable {
         guard case .object = data else {
             throw .mistypedField("data", expected: "an object", found: data.typeName)
         }
+        let bundleID = try Self.optionalString("bundleid", envelope.bundleid)
+        if let bundleID, !AppKeys.isBundleID(bundleID) {
+            throw .invalidField("bundleid", reason: "\"\(bundleID.prefix(64))\" is not a bundle id such as com.example.rides")
+        }
         return CloudEvent(
             specVersion: version, id: id, source: source, type: type, subject: subject,
-            time: time, dataContentType: contentType, data: data
+            time: time, dataContentType: contentType, data: data, bundleID: bundleID
         )
     }
 
@@ -67,7 +71,7 @@ public struct CloudEventParser: Sendable {
     /// members (extensions) are read, so bad JSON anywhere is still found, and dropped.
     /// A repeated member counts once, the last, as in a dictionary.
     private struct Envelope {
-        var specversion, id, source, type, subject, time, datacontenttype, data: JSONValue?
+        var specversion, id, source, type, subject, time, datacontenttype, data, bundleid: JSONValue?
         var hasBase64Data = false
         /// The whole document, when it is not an object.
         var notAnObject: JSONValue?
@@ -88,6 +92,7 @@ public struct CloudEventParser: Sendable {
                 case "time": time = value
                 case "datacontenttype": datacontenttype = value
                 case "data": data = value
+                case "bundleid": bundleid = value
                 case "data_base64": hasBase64Data = true
                 default: break
                 }

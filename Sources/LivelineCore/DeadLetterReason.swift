@@ -24,7 +24,8 @@ public enum DeadLetterReason: Hashable, Sendable, RawRepresentable, Codable, Cus
     case retriesExhausted
     /// A message on the send queue that is not a push job.
     case invalidJob
-    /// The job's bundle id has no APNs credentials in this deployment.
+    /// The event names an app its domain does not serve, or the job's bundle id has no APNs
+    /// credentials in this deployment.
     case unknownApp
     /// An APNs rejection, with APNs's reason string.
     case apns(String)

@@ -4,8 +4,8 @@
 ///
 /// A new domain is a new `DomainConfiguration` with `kind: generic`, no code.
 ///
-/// JSON keys: `name`, `kind`, `attributesType`, `bundleId` (required), `delivery`
-/// (default `deviceTokens`), `shared` (default false), `channel` (default: a
+/// JSON keys: `name`, `kind`, `attributesType`, `bundleId` (required), `apps` (default: only
+/// `bundleId`'s), `delivery` (default `deviceTokens`), `shared` (default false), `channel` (default: a
 /// ``ChannelPolicy`` that stores nothing and needs iOS 18), `policy` (default: an empty
 /// ``DomainPolicy``), and for a generic domain `contentStateVersions` (default: version 1,
 /// nothing older; a Swift model declares its own, ``VersionedContentState``).
@@ -17,8 +17,12 @@ public struct DomainConfiguration: Hashable, Sendable {
     /// The ActivityKit `attributes-type`: the Swift type name of the app's
     /// `ActivityAttributes`, e.g. `RideAttributes`.
     public var attributesType: String
-    /// The app's bundle id; the APNs topic is `<bundleId>.push-type.liveactivity`.
+    /// The app an event is for when it names none (the `bundleid` attribute); the APNs topic
+    /// is `<bundle id>.push-type.liveactivity`.
     public var bundleId: String
+    /// Every app whose events the domain takes, `bundleId` first: white-label builds of one
+    /// app, say, each with its own activities, users and topics (``AppKeys``).
+    public var apps: [String]
     /// Device tokens or a broadcast channel.
     public var delivery: DeliveryMode
     /// Whether an activity is shared by many users (a game) rather than owned by one (a
@@ -34,14 +38,15 @@ public struct DomainConfiguration: Hashable, Sendable {
 
     /// Creates a domain configuration.
     public init(
-        name: String, kind: DomainKind, attributesType: String, bundleId: String, delivery: DeliveryMode = .deviceTokens,
-        shared: Bool = false, channel: ChannelPolicy = ChannelPolicy(), policy: DomainPolicy,
-        contentStates: ContentStateVersions? = nil
+        name: String, kind: DomainKind, attributesType: String, bundleId: String, apps: [String] = [],
+        delivery: DeliveryMode = .deviceTokens, shared: Bool = false, channel: ChannelPolicy = ChannelPolicy(),
+        policy: DomainPolicy, contentStates: ContentStateVersions? = nil
     ) {
         self.name = name
         self.kind = kind
         self.attributesType = attributesType
         self.bundleId = bundleId
+        self.apps = Self.apps(bundleId, apps)
         self.delivery = delivery
         self.shared = shared
         self.channel = channel
@@ -49,12 +54,19 @@ public struct DomainConfiguration: Hashable, Sendable {
         self.contentStates = kind.modelVersions ?? contentStates ?? ContentStateVersions()
     }
 
-    /// The `apns-topic` for device-token pushes.
-    public var apnsTopic: String { "\(bundleId).push-type.liveactivity" }
+    /// `bundleId`, then each of `others` once.
+    static func apps(_ bundleId: String, _ others: [String]) -> [String] {
+        others.reduce(into: [bundleId]) { apps, app in if !apps.contains(app) { apps.append(app) } }
+    }
+
+    /// Whether the domain takes events for this app.
+    public func serves(_ app: String) -> Bool { apps.contains(app) }
 }
 
 extension DomainConfiguration: Codable {
-    private enum Keys: String, CodingKey { case name, kind, attributesType, bundleId, delivery, shared, channel, policy, contentStateVersions }
+    private enum Keys: String, CodingKey {
+        case name, kind, attributesType, bundleId, apps, delivery, shared, channel, policy, contentStateVersions
+    }
 
     /// Decodes with the documented defaults for absent keys.
     public init(from decoder: any Decoder) throws {
@@ -64,12 +76,17 @@ extension DomainConfiguration: Codable {
             kind: try container.decode(DomainKind.self, forKey: .kind),
             attributesType: try container.decode(String.self, forKey: .attributesType),
             bundleId: try container.decode(String.self, forKey: .bundleId),
+            apps: try container.decodeIfPresent([String].self, forKey: .apps) ?? [],
             delivery: try container.decodeIfPresent(DeliveryMode.self, forKey: .delivery) ?? .deviceTokens,
             shared: try container.decodeIfPresent(Bool.self, forKey: .shared) ?? false,
             channel: try container.decodeIfPresent(ChannelPolicy.self, forKey: .channel) ?? ChannelPolicy(),
             policy: try container.decodeIfPresent(DomainPolicy.self, forKey: .policy) ?? DomainPolicy(),
             contentStates: try container.decodeIfPresent(ContentStateVersions.self, forKey: .contentStateVersions)
         )
+        if let app = apps.dropFirst().first(where: { !AppKeys.isBundleID($0) }) {
+            throw DecodingError.dataCorruptedError(
+                forKey: .apps, in: container, debugDescription: "domain \(name): \(app) is not a bundle id such as com.example.rides")
+        }
         if let problem = alertProblem {
             throw DecodingError.dataCorruptedError(forKey: .policy, in: container, debugDescription: "domain \(name): \(problem)")
         }
@@ -114,6 +131,7 @@ extension DomainConfiguration: Codable {
         try container.encode(kind, forKey: .kind)
         try container.encode(attributesType, forKey: .attributesType)
         try container.encode(bundleId, forKey: .bundleId)
+        if apps.count > 1 { try container.encode(Array(apps.dropFirst()), forKey: .apps) }
         try container.encode(delivery, forKey: .delivery)
         try container.encode(shared, forKey: .shared)
         try container.encode(channel, forKey: .channel)

@@ -25,12 +25,18 @@ public struct DomainEvent: Hashable, Sendable {
         get { storage.fields.name }
         set { unique().fields.name = newValue }
     }
-    /// `data.activityId`.
+    /// The app the event is for: its `bundleid` attribute, else its domain's app.
+    public var app: String {
+        get { storage.fields.app }
+        set { unique().fields.app = newValue }
+    }
+    /// `data.activityId` as the store keys it, within the app (``AppKeys``).
     public var activityId: String {
         get { storage.fields.activityId }
         set { unique().fields.activityId = newValue }
     }
-    /// `data.userId`.
+    /// `data.userId` as the store keys it, within the app (``AppKeys``); empty for a shared
+    /// domain's event that names no user.
     public var userId: String {
         get { storage.fields.userId }
         set { unique().fields.userId = newValue }
@@ -58,7 +64,7 @@ public struct DomainEvent: Hashable, Sendable {
         set { unique().fields.attributes = newValue }
     }
     /// `data.topics`: on a shared activity's start, the topics whose followers it starts
-    /// for (`team:arsenal`, `league:epl`); nil when absent.
+    /// for (`team:arsenal`, `league:epl`), as the store keys them within the app; nil when absent.
     public var topics: [String]? {
         get { storage.fields.topics }
         set { unique().fields.topics = newValue }
@@ -84,12 +90,12 @@ public struct DomainEvent: Hashable, Sendable {
 
     /// Creates a domain event.
     public init(
-        envelope: CloudEvent, domain: String, name: String, activityId: String, userId: String,
+        envelope: CloudEvent, domain: String, name: String, app: String, activityId: String, userId: String,
         status: String, contentState: JSONValue, attributes: JSONValue?, message: String?,
         contentStateJSON: Data? = nil, topics: [String]? = nil, overrides: EventOverrides? = nil
     ) {
         storage = Storage(Fields(
-            envelope: envelope, domain: domain, name: name, activityId: activityId, userId: userId, status: status,
+            envelope: envelope, domain: domain, name: name, app: app, activityId: activityId, userId: userId, status: status,
             contentState: contentState, contentStateJSON: contentStateJSON ?? JSONValue.encoded(contentState),
             attributes: attributes, topics: topics, overrides: overrides, message: message, priorityCap: nil))
     }
@@ -121,7 +127,7 @@ public struct DomainEvent: Hashable, Sendable {
 
     private struct Fields: Hashable {
         var envelope: CloudEvent
-        var domain, name, activityId, userId, status: String
+        var domain, name, app, activityId, userId, status: String
         var contentState: JSONValue
         var contentStateJSON: Data
         var attributes: JSONValue?

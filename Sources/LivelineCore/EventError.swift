@@ -19,6 +19,8 @@ public enum EventError: Error, Hashable, Sendable {
     case invalidField(String, reason: String)
     /// The `type` names a domain that is not configured.
     case unknownDomain(String)
+    /// The `bundleid` names an app the domain does not serve.
+    case unknownApp(String, domain: String)
     /// The status is not one the domain knows.
     case unknownStatus(domain: String, status: String)
     /// `data.contentState` does not decode into the domain's ContentState type.
@@ -27,10 +29,12 @@ public enum EventError: Error, Hashable, Sendable {
     case attributesMismatch(domain: String, detail: String)
 
     /// The dead-letter reason for this error: shape errors against the Swift model
-    /// are `schema-mismatch`, everything else about the envelope is `invalid-event`.
+    /// are `schema-mismatch`, an app the domain does not serve `unknown-app`, everything else
+    /// about the envelope is `invalid-event`.
     public var deadLetterReason: DeadLetterReason {
         switch self {
         case .contentStateMismatch, .attributesMismatch: .schemaMismatch
+        case .unknownApp: .unknownApp
         default: .invalidEvent
         }
     }
@@ -46,6 +50,7 @@ public enum EventError: Error, Hashable, Sendable {
         case .mistypedField(let path, let expected, let found): "field \(path) must be \(expected), found \(found)"
         case .invalidField(let path, let reason): "field \(path) is invalid: \(reason)"
         case .unknownDomain(let domain): "unknown domain \"\(domain)\""
+        case .unknownApp(let app, let domain): "domain \(domain) does not serve app \(app) (its apps in the domain's configuration)"
         case .unknownStatus(let domain, let status): "unknown status \"\(status)\" for domain \(domain)"
         case .contentStateMismatch(let domain, let detail): "data.contentState does not match the \(domain) ContentState: \(detail)"
         case .attributesMismatch(let domain, let detail): "data.attributes does not match the \(domain) attributes: \(detail)"

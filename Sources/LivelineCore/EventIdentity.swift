@@ -11,6 +11,8 @@ public struct EventIdentity: Sendable, Hashable {
     public var type: String?
     public var domain: String?
     public var activityId: String?
+    /// The `bundleid` extension attribute: the app the event names, if any.
+    public var bundleId: String?
 
     /// Reads what it can from `body`; nil when `body` is not a JSON object.
     public init?(peeking body: Data) {
@@ -19,5 +21,6 @@ public struct EventIdentity: Sendable, Hashable {
         type = fields["type"]?.stringValue
         if let type, let domain = type.split(separator: ".").first, !domain.isEmpty { self.domain = String(domain) }
         activityId = fields["data"]?["activityId"]?.stringValue
+        bundleId = fields["bundleid"]?.stringValue
     }
 }

@@ -26,7 +26,10 @@ public struct EventOutcome: Codable, Hashable, Sendable {
     /// The CloudEvents `id` of the event.
     public var eventId: String
     public var domain: String
+    /// The activity as the event named it, within ``bundleId``'s app.
     public var activityId: String
+    /// The app the event was for.
+    public var bundleId: String?
     /// The drop or dead-letter reason, as in docs/reference/reasons.md.
     public var reason: String?
     /// The push's `apns-id`.
@@ -39,14 +42,20 @@ public struct EventOutcome: Codable, Hashable, Sendable {
     /// The push it became: `update`, `end` or `start`.
     public var push: String?
 
+    /// - Parameters:
+    ///   - activityId: the activity's key (``AppKeys``), which the outcome names by the id the
+    ///     producer knows, within `app`.
+    ///   - app: the app the event was for, when known.
     public init(
-        _ outcome: Kind, eventId: String, domain: String, activityId: String, reason: String? = nil, apnsId: String? = nil,
-        target: String? = nil, deadLetterId: String? = nil, push: String? = nil
+        _ outcome: Kind, eventId: String, domain: String, activityId: String, app: String? = nil, reason: String? = nil,
+        apnsId: String? = nil, target: String? = nil, deadLetterId: String? = nil, push: String? = nil
     ) {
         self.outcome = outcome
         self.eventId = eventId
         self.domain = domain
-        self.activityId = activityId
+        let prefix = app.map { $0 + "/" }
+        self.activityId = prefix.map { activityId.hasPrefix($0) ? String(activityId.dropFirst($0.count)) : activityId } ?? activityId
+        self.bundleId = app
         self.reason = reason
         self.apnsId = apnsId
         self.target = target

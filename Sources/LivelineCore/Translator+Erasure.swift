@@ -32,7 +32,7 @@ extension Translator {
             return PushJob(
                 jobId: jobId, apnsId: JobIdentity.apnsId(jobId: jobId), activityId: activity.id, domain: activity.domain,
                 eventId: eventId, eventTime: EventTime(now), userId: activity.userId, attributesType: activity.attributesType,
-                target: target, bundleId: configuration.bundleId, priority: .high, expiration: nil, event: .end,
+                target: target, bundleId: self.configuration.keys.app(of: activity.id), priority: .high, expiration: nil, event: .end,
                 payload: payload, isTerminal: true, sequence: EventTime(now).millisecondsSince1970)
         }
     }

@@ -35,7 +35,8 @@ extension Translator {
             id: "late-start:\(eventId)", source: "liveline", type: "\(activity.domain).late-start", time: time, data: .object([:]))
         // Translated as the activity's first event with topics: that is the route of a start.
         let event = DomainEvent(
-            envelope: envelope, domain: activity.domain, name: "late-start", activityId: activity.id,
+            envelope: envelope, domain: activity.domain, name: "late-start",
+            app: self.configuration.keys.app(of: activity.id), activityId: activity.id,
             userId: activity.userId, status: activity.lastStatus ?? "", contentState: state,
             attributes: activity.attributes, message: nil, topics: [])
         return translate(event: event, activity: nil, tokens: tokens, preferences: .defaults, budget: .empty, now: now)

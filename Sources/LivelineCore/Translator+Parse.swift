@@ -6,6 +6,9 @@ import LivelineCodecs
 extension Translator {
     /// Reads an event off the wire and checks its `data` against the domain.
     ///
+    /// The app is the envelope's `bundleid`, else the domain's; one the domain does not serve
+    /// is ``EventError/unknownApp(_:domain:)``.
+    ///
     /// `data` shape (all domains): `activityId` and `userId` (non-empty strings; a shared
     /// domain's events need no `userId`), `contentState` (object, the full current state),
     /// optional `attributes` (object; needed for push-to-start), optional `topics` (a
@@ -30,11 +33,15 @@ extension Translator {
             throw .mistypedField("data", expected: "an object", found: envelope.data.typeName)
         }
 
-        let activityId = try CloudEventParser.requiredString("activityId", in: data, prefix: "data.")
+        // Everything after this names the activity, its user and topics within the app.
+        let app = envelope.bundleID ?? domain.configuration.bundleId
+        guard domain.configuration.serves(app) else { throw .unknownApp(app, domain: domainName) }
+        let keys = configuration.keys
+        let activityId = keys.key(app: app, id: try Self.id("activityId", in: data, app: app, keys: keys))
         let userId = domain.configuration.shared
-            ? try CloudEventParser.optionalString("userId", in: data, prefix: "data.") ?? ""
-            : try CloudEventParser.requiredString("userId", in: data, prefix: "data.")
-        let topics = try Self.topics(in: data)
+            ? try CloudEventParser.optionalString("userId", in: data, prefix: "data.").map { keys.key(app: app, id: $0) } ?? ""
+            : keys.key(app: app, id: try Self.id("userId", in: data, app: app, keys: keys))
+        let topics = try Self.topics(in: data)?.map { keys.key(app: app, id: $0) }
         let overrides = try Self.overrides(in: data)
         guard let rawState = data["contentState"] else { throw .missingField("data.contentState") }
         guard case .object(let stateFields) = rawState else {
@@ -55,10 +62,20 @@ extension Translator {
             attributes = try contract.canonicalAttributes(rawAttributes, domain: domainName)
         }
         return DomainEvent(
-            envelope: envelope, domain: domainName, name: String(type[type.index(after: dot)...]), activityId: activityId,
+            envelope: envelope, domain: domainName, name: String(type[type.index(after: dot)...]), app: app, activityId: activityId,
             userId: userId, status: status, contentState: contentState.value, attributes: attributes, message: message,
             contentStateJSON: contentState.bytes, topics: topics, overrides: overrides
         )
+    }
+
+    /// A required id of `data`. The default app's ids are their own keys, so one that begins
+    /// with a bundle id and a slash, as another app's keys do, is refused.
+    static func id(_ field: String, in data: [String: JSONValue], app: String, keys: AppKeys) throws(EventError) -> String {
+        let id = try CloudEventParser.requiredString(field, in: data, prefix: "data.")
+        if app == keys.defaultApp, let prefix = AppKeys.prefix(of: id) {
+            throw .invalidField("data.\(field)", reason: "begins with \(prefix)/, the form of another app's ids; name the app with bundleid")
+        }
+        return id
     }
 
     /// `data.overrides`: its shape only; the bounds are the domain's, checked in translation.

@@ -131,7 +131,7 @@ extension Translator {
                 return PushJob(
                     jobId: jobId, apnsId: JobIdentity.apnsId(jobId: jobId), activityId: event.activityId,
                     domain: event.domain, eventId: event.id, eventTime: event.time, userId: event.userId,
-                    attributesType: snapshot.attributesType, target: target, bundleId: configuration.bundleId,
+                    attributesType: snapshot.attributesType, target: target, bundleId: event.app,
                     priority: style.priority, expiration: Self.expiration(of: target, staleDate: built.0.staleDate, configuration: configuration),
                     event: route.event, payload: built.1, isTerminal: route.event == .end, sequence: event.time.millisecondsSince1970,
                     alerts: built.0.alert != nil

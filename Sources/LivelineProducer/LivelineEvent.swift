@@ -22,6 +22,9 @@ public struct LivelineEvent: Hashable, Sendable {
     /// The `data` object: `activityId`, `userId`, `contentState`, and optionally
     /// `attributes`, `message` and (generic domains) `status`.
     public var data: JSONValue
+    /// The app the event is for, by its bundle id (the `bundleid` attribute); nil for its
+    /// domain's app. Each app's activities, users and topics are its own.
+    public var bundleID: String?
 
     /// Creates an event from an already-built `data` object.
     public init(id: String = UUID().uuidString.lowercased(), domain: String, name: String, time: Date = Date(), data: JSONValue) {
@@ -30,6 +33,13 @@ public struct LivelineEvent: Hashable, Sendable {
         self.name = name
         self.time = time
         self.data = data
+    }
+
+    /// This event for another app than its domain's: `bundleID`, one of the domain's `apps`.
+    public func forApp(_ bundleID: String) -> LivelineEvent {
+        var copy = self
+        copy.bundleID = bundleID
+        return copy
     }
 
     /// This event with `overrides` in `data.overrides`: this push only, within the domain's
@@ -76,7 +86,7 @@ public struct LivelineEvent: Hashable, Sendable {
     public var activityId: String? { data["activityId"]?.stringValue }
 
     /// The structured-mode JSON: deterministic bytes (sorted keys), `time` in RFC 3339
-    /// with milliseconds, `subject` = the activity id.
+    /// with milliseconds, `subject` = the activity id, and `bundleid` when the event names its app.
     ///
     /// - Parameter source: the CloudEvents `source`, a URI reference naming the producer
     ///   (e.g. `//rides.example.com`).
@@ -91,6 +101,7 @@ public struct LivelineEvent: Hashable, Sendable {
             "data": data,
         ]
         if let activityId { envelope["subject"] = .string(activityId) }
+        if let bundleID { envelope["bundleid"] = .string(bundleID) }
         return JSONValue.encoded(.object(envelope))
     }
 }

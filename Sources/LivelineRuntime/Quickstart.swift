@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import LivelineAMQP
 import LivelineAPNs
+import LivelineCore
 import LivelineMessaging
 import LivelineModels
 import LivelineProducer
@@ -168,7 +169,7 @@ public struct Quickstart: Sendable {
         let translator = TranslatorService(
             consumer: translatorIn, publisher: translatorOut, store: store,
             translator: .init(configuration: .standard(bundleId: bundleID)), topology: topology, logger: logger,
-            channels: ChannelOpener(store: store, clients: clients, logger: logger))
+            channels: ChannelOpener(store: store, clients: clients, keys: AppKeys(defaultApp: bundleID), logger: logger))
         let sender = SenderService(
             consuming: senderIn, publishing: senderOut, clients: clients, store: store,
             settings: SenderSettings(topology: topology), logger: logger)

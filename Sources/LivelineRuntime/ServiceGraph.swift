@@ -129,7 +129,7 @@ public func runRole(_ role: LivelineRole, config: ConfigReader, registry: Promet
     // the broker and the store were waited for and the work had begun.
     try await plan.listeningPort.checkFree()
     try await settings.store.withStore(
-        logger: logger, retry: StartupRetry(), sqliteCacheMiB: settings.sqliteCacheMiB
+        logger: logger, retry: StartupRetry(), sqliteCacheMiB: settings.sqliteCacheMiB, apps: settings.apps
     ) { store in
         let graph = try await buildServices(plan, store: store, registry: registry, logger: logger, retry: StartupRetry())
         do {
@@ -259,7 +259,8 @@ struct RoleSettings {
             try ProducerSettings.check(common.api.producers, domains: Set(workers.translator.domains.map(\.name)))
             api = APIConfiguration(
                 host: common.api.host, port: common.api.port,
-                authentication: .init(key: verification, issuer: common.api.issuer, audience: common.api.audience),
+                authentication: .init(
+                    key: verification, issuer: common.api.issuer, audience: common.api.audience, apps: workers.translator.apiApps),
                 topicKinds: common.api.topicKinds,
                 sharedDomains: Set(workers.translator.domains.filter(\.shared).map(\.name)),
                 tokenEnvironments: common.api.tokenEnvironments, limits: common.api.limits)
@@ -296,7 +297,7 @@ private func buildTranslator(
             consumer: consumer, publisher: publisher, balance: balance, store: store,
             translator: Translator(configuration: workers.translator), topology: workers.topology,
             settings: workers.translatorSettings, logger: logger, health: health,
-            channels: graph.apns.map { ChannelOpener(store: store, clients: $0, logger: logger) },
+            channels: graph.apns.map { ChannelOpener(store: store, clients: $0, keys: workers.translator.keys, logger: logger) },
             outcomes: workers.outcomes))
     graph.services.append(RetentionPruner(store: store, settings: workers.retention, logger: logger))
     let gauges = TransportGauges(registry: registry, health: health, brokers: graph.brokers)
@@ -330,11 +331,10 @@ private func buildSender(
             consuming: consuming, publishing: publishing, balance: balance, clients: clients, store: store,
             settings: workers.senderSettings, logger: logger, health: health))
     graph.services.append(RetentionPruner(store: store, settings: workers.retention, logger: logger))
-    let channelBundles = Dictionary(
-        workers.translator.domains.filter { $0.delivery == .channel }.map { ($0.name, $0.bundleId) }) { $1 }
-    if !channelBundles.isEmpty {
+    let channelDomains = workers.translator.domains.filter { $0.delivery == .channel }
+    if !channelDomains.isEmpty {
         graph.services.append(ChannelSweeper(
-            store: store, clients: clients, bundles: channelBundles,
+            store: store, clients: clients, apps: channelDomains.flatMap(\.apps), keys: workers.translator.keys,
             settings: ChannelSweeper.Settings(sweepsOrphans: workers.sweepsOrphanChannels), logger: logger))
     }
     // The keeper consumes on a connection of its own, beside the sender's.
@@ -355,4 +355,14 @@ private func buildSender(
             return checks
         }.application(host: ops.host, port: ops.port, logger: logger),
         port: ops))
+}
+
+extension TranslatorConfiguration {
+    /// The apps the api serves, by domain and attributes type.
+    var apiApps: APIApps {
+        APIApps(
+            defaultApp: defaultApp,
+            appsOfDomain: Dictionary(domains.map { ($0.name, Set($0.apps)) }) { $0.union($1) },
+            appsOfAttributesType: Dictionary(domains.map { ($0.attributesType, Set($0.apps)) }) { $0.union($1) })
+    }
 }

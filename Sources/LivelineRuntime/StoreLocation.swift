@@ -34,21 +34,23 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
     /// Opens the store, migrates it, runs `body` with it, and closes what it opened. With
     /// `retry`, a PostgreSQL that does not answer yet is waited for. `sqliteCacheMiB` is each
     /// SQLite connection's page cache (``SQLiteStoreConfiguration/cacheMiB``); SQLite's own default.
+    /// `apps` says whose rows a store from before apps were kept apart holds (``LivelineSettings/apps``).
     public func withStore<T: Sendable>(
-        logger: Logger, retry: StartupRetry? = nil, sqliteCacheMiB: Int = 2, _ body: (any ActivityStore) async throws -> T
+        logger: Logger, retry: StartupRetry? = nil, sqliteCacheMiB: Int = 2, apps: AppLayout = .standard,
+        _ body: (any ActivityStore) async throws -> T
     ) async throws -> T {
         switch self {
         case .sqlite(let path):
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            return try await body(try SQLiteLivelineStore(configuration: .init(path: path, cacheMiB: sqliteCacheMiB)))
+            return try await body(try SQLiteLivelineStore(configuration: .init(path: path, cacheMiB: sqliteCacheMiB, apps: apps)))
         case .postgres(let url):
             let client = PostgresClient(
                 configuration: try PostgresStoreConfiguration(url: url).clientConfiguration, backgroundLogger: logger)
             return try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await client.run() }
                 defer { group.cancelAll() }
-                let store = PostgresLivelineStore(client: client, logger: logger)
+                let store = PostgresLivelineStore(client: client, logger: logger, apps: apps)
                 if let retry {
                     try await retry.run("store (PostgreSQL)", logger: logger) { try await store.migrate() }
                 } else {

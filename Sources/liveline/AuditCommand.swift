@@ -53,7 +53,7 @@ struct AuditCommand: AsyncParsableCommand {
 
     func run() async throws {
         let cutoff = try since.map { try OnCallTime.parse($0, option: "--since", now: Date()) }
-        try await withOnCallStore(options) { store in
+        try await withOnCallStore(options) { store, _ in
             let entries = try await store.audit(since: cutoff, limit: limit)
             if json {
                 let encoder = JSONEncoder.sorted

@@ -27,17 +27,22 @@ struct DLQCommand: AsyncParsableCommand {
     struct Filters: ParsableArguments {
         @Option(help: "Only this reason (e.g. BadDeviceToken, invalid-event, delivery_limit).") var reason: String?
         @Option(help: "Only this domain.") var domain: String?
-        @Option(help: "Only this activity id.") var activity: String?
+        @Option(help: "Only this activity id (of --app).") var activity: String?
+        @Option(help: "Only this app's letters (a bundle id); also the app --activity is of (default: the deployment's default app).")
+        var app: String?
         @Option(help: "Last failure at or after: an RFC 3339 time or an age such as 30m, 2h, 7d.") var since: String?
         @Option(help: "Last failure before: an RFC 3339 time or an age such as 30m, 2h, 7d.") var until: String?
         @Option(help: "Only letters in this state: pending, replayed or skipped.") var state: String?
 
         /// The filters as given, for the audit.
         var parameters: [String: String?] {
-            ["reason": reason, "domain": domain, "activity": activity, "since": since, "until": until, "state": state]
+            ["reason": reason, "domain": domain, "activity": activity, "app": app, "since": since, "until": until, "state": state]
         }
 
-        func filter(now: Date = Date()) throws -> DeadLetterFilter {
+        /// The filter on the store's keys: `--activity` within `--app` (else the default app), and
+        /// `--app` alone for that app's letters.
+        func filter(_ domains: TranslatorConfiguration, now: Date = Date()) throws -> DeadLetterFilter {
+            let scope = try AppOption.resolve(app, domains)
             var state: DeadLetterState?
             if let text = self.state {
                 guard let parsed = DeadLetterState(rawValue: text) else {
@@ -46,7 +51,8 @@ struct DLQCommand: AsyncParsableCommand {
                 state = parsed
             }
             return DeadLetterFilter(
-                reason: reason, domain: domain, activityID: activity,
+                reason: reason, domain: domain, activityID: activity.map { domains.keys.key(app: scope, id: $0) },
+                app: app == nil ? nil : scope,
                 since: try since.map { try OnCallTime.parse($0, option: "--since", now: now) },
                 until: try until.map { try OnCallTime.parse($0, option: "--until", now: now) }, state: state)
         }
@@ -64,8 +70,8 @@ struct DLQCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let filter = try filters.filter()
-            try await withOnCallStore(options) { store in
+            try await withOnCallStore(options) { store, settings in
+                let filter = try filters.filter(settings.domains)
                 let letters = try await store.deadLetters(matching: filter, limit: limit)
                 let counts = try await store.deadLetterCounts(matching: filter)
                 print(json ? try DeadLetterListing.json(letters, counts: counts) : DeadLetterListing.text(letters, counts: counts))
@@ -80,7 +86,7 @@ struct DLQCommand: AsyncParsableCommand {
         @Flag(help: "JSON for tools (shape in the README).") var json = false
 
         func run() async throws {
-            try await withOnCallStore(options) { store in
+            try await withOnCallStore(options) { store, _ in
                 guard let letter = try await store.deadLetter(id: id) else {
                     throw OnCallError("no dead letter with id \(id) (see `liveline dlq list`)")
                 }
@@ -121,14 +127,14 @@ struct DLQCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let filter = try filters.filter()
             let config = try await LivelineSettings.reader(file: options.config)
             let settings = try LivelineSettings(config: config)
+            let filter = try filters.filter(settings.domains)
             // Replayed jobs go to their send shard, so the shard counts must be the workers'.
             let workers = try WorkerSettings(config: config)
             let topology = workers.topology
             let logger = onCallLogger(options)
-            try await settings.store.withStore(logger: logger) { store in
+            try await settings.store.withStore(logger: logger, apps: settings.apps) { store in
                 let counting = DeadLetterReplay(store: store, connection: nil, topology: topology)
                 let total = min(limit, try await counting.count(matching: filter, force: force))
                 if total == 0 {
@@ -177,12 +183,12 @@ struct DLQCommand: AsyncParsableCommand {
         @OptionGroup var audit: AuditOptions
 
         func run() async throws {
-            var filter = try filters.filter()
-            if let olderThan {
-                let cutoff = try OnCallTime.parse(olderThan, option: "--older-than", now: Date(), agesOnly: true)
-                filter.until = min(filter.until ?? cutoff, cutoff)
-            }
-            try await withOnCallStore(options) { store in
+            try await withOnCallStore(options) { store, settings in
+                var filter = try filters.filter(settings.domains)
+                if let olderThan {
+                    let cutoff = try OnCallTime.parse(olderThan, option: "--older-than", now: Date(), agesOnly: true)
+                    filter.until = min(filter.until ?? cutoff, cutoff)
+                }
                 let count = try await store.deadLetterCounts(matching: filter).values.reduce(0, +)
                 if count == 0 {
                     print(json ? #"{"purged":0}"# : "no dead letters match; nothing purged")
@@ -219,7 +225,7 @@ struct DLQCommand: AsyncParsableCommand {
         func run() async throws {
             let logger = options.logger("liveline.keeper")
             let settings = try await LivelineSettings.load(file: options.config)
-            try await settings.store.withStore(logger: logger, retry: StartupRetry()) { store in
+            try await settings.store.withStore(logger: logger, retry: StartupRetry(), apps: settings.apps) { store in
                 let connection = try await connect(settings.amqp, as: "dead-letter-keeper", logger: logger, retry: StartupRetry())
                 try await runUntilSignalled([DeadLetterKeeper(connection: connection, store: store, logger: logger)], logger: logger)
                 await connection.close()
@@ -242,7 +248,8 @@ struct TraceCommand: AsyncParsableCommand {
             --kind and --device choose lines before the tail is taken.
             """)
     @OptionGroup var options: CommonOptions
-    @Argument(help: "The activity id.") var activity: String
+    @Argument(help: "The activity id (of --app).") var activity: String
+    @OptionGroup var app: AppOption
     @Flag(help: "JSON Lines for tools: a summary object, then one object per line (shapes in the README).") var json = false
     @Flag(help: "Keep printing new lines as they are written (Ctrl-C to stop).") var follow = false
     @Option(help: "Show the newest this many lines (default \(TraceCommand.defaultTail)).") var tail = TraceCommand.defaultTail
@@ -289,7 +296,8 @@ struct TraceCommand: AsyncParsableCommand {
 
     func run() async throws {
         let filter = try filter()
-        try await withOnCallStore(options) { store in
+        try await withOnCallStore(options) { store, settings in
+            let activity = settings.domains.keys.key(app: try app.resolve(settings.domains), id: self.activity)
             let newest = try await store.traceTail(activityID: activity, matching: filter, limit: tail)
             let header = json
                 ? try TraceTimeline.jsonSummary(activityID: activity, tail: newest)
@@ -361,11 +369,12 @@ struct PublishCommand: AsyncParsableCommand {
             """)
     var overrides: [String] = []
     @Option(help: "The event time, RFC 3339 (default now).") var time: String?
+    @Option(help: "The app the event is for, its bundleid attribute (default: its domain's app).") var app: String?
     @Flag(help: "Validate and print only; publish nothing.") var dryRun = false
     @OptionGroup var audit: AuditOptions
 
     func validate() throws {
-        let flags = [domain, activity, user, state, status, attributes, message, topics, time].contains { $0 != nil } || !overrides.isEmpty
+        let flags = [domain, activity, user, state, status, attributes, message, topics, time, app].contains { $0 != nil } || !overrides.isEmpty
         if file != nil, flags {
             throw ValidationError("give either --file or the event's flags (--domain, --activity, --state, …), not both")
         }
@@ -384,7 +393,7 @@ struct PublishCommand: AsyncParsableCommand {
         let event = try translator.validateForPublishing(body)
         print(String(decoding: body, as: UTF8.self))
         if dryRun {
-            print("valid \(event.domain) event \(event.id) for activity \(event.activityId); not published (--dry-run)")
+            print("valid \(event.domain) event \(event.id) for activity \(AppKeys.id(of: event.activityId)) of \(event.app); not published (--dry-run)")
             return
         }
         let topology = workers.topology
@@ -395,7 +404,7 @@ struct PublishCommand: AsyncParsableCommand {
                 exchange: topology.eventsExchange, routingKey: event.envelope.type, body: body,
                 properties: AMQPProperties(
                     contentType: "application/cloudevents+json",
-                    headers: [LivelineTopology.activityHeader: .string(event.activityId)], persistent: true,
+                    headers: [LivelineTopology.activityHeader: .string(AppKeys.id(of: event.activityId))], persistent: true,
                     messageID: event.id, timestamp: event.time.date, type: event.envelope.type),
                 mandatory: true))
         } catch {
@@ -403,9 +412,10 @@ struct PublishCommand: AsyncParsableCommand {
             throw error
         }
         await connection.close()
-        try await settings.store.withStore(logger: logger) { store in
+        try await settings.store.withStore(logger: logger, apps: settings.apps) { store in
             try await audit.record(
-                "publish", parameters: ["file": file, "domain": event.domain, "activity": event.activityId, "event": event.id],
+                "publish",
+                parameters: ["file": file, "domain": event.domain, "app": event.app, "activity": AppKeys.id(of: event.activityId), "event": event.id],
                 outcome: "published \(event.envelope.type) event \(event.id) (confirmed)", in: store)
         }
         print("published \(event.id) to \(topology.eventsExchange) with routing key \(event.envelope.type) (confirmed)")
@@ -431,6 +441,7 @@ struct PublishCommand: AsyncParsableCommand {
         draft.topics = topics
         draft.overrides = overrides
         draft.time = time
+        draft.app = app
         return try draft.body()
     }
 }
@@ -453,7 +464,7 @@ struct DemoCommand: AsyncParsableCommand {
         let settings = try LivelineSettings(config: config)
         var demo = Demo()
         demo.topology = try WorkerSettings(config: config).topology
-        try await settings.store.withStore(logger: logger) { store in
+        try await settings.store.withStore(logger: logger, apps: settings.apps) { store in
             let connection = try await connect(settings.amqp, as: "demo", logger: logger)
             do {
                 repeat {
@@ -470,9 +481,9 @@ struct DemoCommand: AsyncParsableCommand {
 }
 
 /// Opens the configured store for a one-shot on-call command.
-func withOnCallStore(_ options: CommonOptions, _ body: (any ActivityStore) async throws -> Void) async throws {
+func withOnCallStore(_ options: CommonOptions, _ body: (any ActivityStore, LivelineSettings) async throws -> Void) async throws {
     let settings = try await LivelineSettings.load(file: options.config)
-    try await settings.store.withStore(logger: onCallLogger(options), body)
+    try await settings.store.withStore(logger: onCallLogger(options), apps: settings.apps) { store in try await body(store, settings) }
 }
 
 /// On-call commands print their answer on standard output; their log stays at warning

@@ -45,7 +45,7 @@ struct RegistrationsCommand: AsyncParsableCommand {
                 throw OnCallError("no domain \(domain): the configured ones are \(workers.translator.domains.map(\.name).joined(separator: ", "))")
             }
         }
-        try await withOnCallStore(options) { store in
+        try await withOnCallStore(options) { store, _ in
             var answer: [Domain] = []
             for configuration in domains {
                 let counts = try await store.tokenRegistrations(attributesType: configuration.attributesType)

@@ -24,6 +24,7 @@ struct UserCommand: AsyncParsableCommand {
                 """)
         @OptionGroup var options: CommonOptions
         @Argument(help: "The user id, as the app's JWT names it (sub).") var userID: String
+        @OptionGroup var app: AppOption
         @Flag(help: "Do not ask for confirmation on a terminal.") var yes = false
         @Flag(help: "JSON for tools: what was ended and removed.") var json = false
         @OptionGroup var audit: AuditOptions
@@ -33,7 +34,9 @@ struct UserCommand: AsyncParsableCommand {
             let config = try await LivelineSettings.reader(file: options.config)
             let settings = try LivelineSettings(config: config)
             let workers = try WorkerSettings(config: config)
-            try await settings.store.withStore(logger: logger) { store in
+            let userApp = try app.resolve(workers.translator)
+            let user = workers.translator.keys.key(app: userApp, id: userID)
+            try await settings.store.withStore(logger: logger, apps: settings.apps) { store in
                 if !yes {
                     guard Terminal.isInteractive else { throw OnCallError("forgetting user \(userID) needs --yes when not on a terminal") }
                     guard Terminal.confirm("forget user \(userID) and everything that names them?") else {
@@ -48,14 +51,14 @@ struct UserCommand: AsyncParsableCommand {
                     summary = try await UserEraser(
                         store: store, translator: Translator(configuration: workers.translator), publisher: connection,
                         topology: topology
-                    ).forget(userID)
+                    ).forget(user)
                 } catch {
                     await connection.close()
                     throw error
                 }
                 await connection.close()
                 try await audit.record(
-                    "user forget", parameters: ["user": AuditEntry.erasedUser(userID)],
+                    "user forget", parameters: ["user": AuditEntry.erasedUser(userID), "app": userApp],
                     outcome: "ended \(summary.ended) live activities (\(summary.endPushes) push(es)); removed \(summary.erased.total) row(s)",
                     in: store)
                 print(json ? String(decoding: try JSONEncoder.sorted.encode(summary), as: UTF8.self) : Self.text(summary, userID))

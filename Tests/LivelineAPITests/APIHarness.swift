@@ -23,16 +23,18 @@ struct APIHarness: Sendable {
         var nbf: NotBeforeClaim?
         var iss: IssuerClaim
         var aud: AudienceClaim
+        var app: String?
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
     static func configuration(
         key: AuthenticationConfiguration.VerificationKey = .hs256Secret(secret),
-        tokenEnvironments: Set<APNsEnvironment> = [.production, .sandbox], limits: APILimits = APILimits()
+        tokenEnvironments: Set<APNsEnvironment> = [.production, .sandbox], limits: APILimits = APILimits(),
+        apps: APIApps = .standard
     ) -> APIConfiguration {
         APIConfiguration(
             host: "127.0.0.1", port: 0,
-            authentication: AuthenticationConfiguration(key: key, issuer: issuer, audience: audience, leeway: 5),
+            authentication: AuthenticationConfiguration(key: key, issuer: issuer, audience: audience, leeway: 5, apps: apps),
             tokenEnvironments: tokenEnvironments, limits: limits)
     }
 
@@ -41,6 +43,7 @@ struct APIHarness: Sendable {
         tokenEnvironments: Set<APNsEnvironment> = [.production, .sandbox],
         erasure: Bool = false,
         limits: APILimits = APILimits(),
+        apps: APIApps = .standard,
         logger: Logger? = nil,
         _ body: @Sendable (APIHarness) async throws -> T
     ) async throws -> T {
@@ -56,7 +59,8 @@ struct APIHarness: Sendable {
         let forget: ForgetUser? = erasure
             ? { @Sendable userID in (ended: 0, erased: try await store.forgetUser(userID, sharedDomains: ["score"])) } : nil
         let app = try await buildApplication(
-            configuration: configuration(key: key, tokenEnvironments: tokenEnvironments, limits: limits), store: store, logger: logger,
+            configuration: configuration(key: key, tokenEnvironments: tokenEnvironments, limits: limits, apps: apps), store: store,
+            logger: logger,
             forgetUser: forget)
         return try await app.test(.live) { client in
             try await body(APIHarness(store: store, client: client))
@@ -66,13 +70,13 @@ struct APIHarness: Sendable {
     /// A valid HS256 token for `user`, with claims adjustable for the failure cases.
     static func token(
         user: String = "u-1", expiresIn: TimeInterval = 300, notBefore: Date? = nil,
-        issuer: String = issuer, audience: String = audience, secret: String = secret
+        issuer: String = issuer, audience: String = audience, secret: String = secret, app: String? = nil
     ) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         return try await keys.sign(Claims(
             sub: .init(value: user), exp: .init(value: Date().addingTimeInterval(expiresIn)),
-            nbf: notBefore.map { .init(value: $0) }, iss: .init(value: issuer), aud: .init(value: [audience])))
+            nbf: notBefore.map { .init(value: $0) }, iss: .init(value: issuer), aud: .init(value: [audience]), app: app))
     }
 
     static func bearer(_ token: String) -> HTTPFields { [.authorization: "Bearer \(token)"] }

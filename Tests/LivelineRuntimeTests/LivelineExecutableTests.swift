@@ -182,6 +182,41 @@ struct LivelineExecutableTests {
         }
     }
 
+    // MARK: --app
+
+    /// On-call names an activity as its app does and says which app with --app (default: the
+    /// deployment's default app); an app the deployment does not serve is refused, naming those it does.
+    @Test func onCallCommandsTakeTheIdsOfTheAppTheyAreGiven() async throws {
+        let t0 = Date(timeIntervalSince1970: 1_795_000_000)
+        let eats = "com.example.eats"
+        try await Self.withStoreFile({ store in
+            try await store.appendTrace([
+                TraceEntry(activityID: "r-1", at: t0, kind: .eventReceived, detail: "event e-1 of the default app"),
+                TraceEntry(activityID: "\(eats)/r-1", at: t0, kind: .eventReceived, detail: "event e-2 of eats"),
+            ])
+            _ = try await store.keepDeadLetters([("letter-own", "r-1"), ("letter-eats", "\(eats)/r-1")].map { id, activity in
+                DeadLetterRecord(
+                    id: id, reason: "BadDeviceToken", source: .sender, message: "m", domain: "ride", activityID: activity,
+                    eventID: "e", payloadKind: .job, body: Data("{}".utf8), routingKey: "ride.status", attempts: 1,
+                    firstFailedAt: t0, lastFailedAt: t0, keptAt: t0, deaths: [])
+            })
+        }) { store in
+            var settings = store
+            settings["LIVELINE_TRANSLATOR_OTHER_APPS"] = eats
+            let own = try await Self.liveline(["trace", "r-1"], settings)
+            #expect(own.status == 0 && own.output.contains("of the default app") && !own.output.contains("of eats"), "\(own.errors)")
+            let theirs = try await Self.liveline(["trace", "r-1", "--app", eats], settings)
+            #expect(theirs.status == 0 && theirs.output.contains("of eats") && !theirs.output.contains("of the default app"))
+            let unserved = try await Self.liveline(["trace", "r-1", "--app", "com.example.nope"], settings)
+            #expect(unserved.status == 64)
+            #expect(unserved.errors.contains("this deployment serves com.example.liveline, com.example.eats"), "\(unserved.errors)")
+            let list = try await Self.liveline(["dlq", "list", "--app", eats, "--json"], settings)
+            #expect(list.status == 0 && list.output.contains("letter-eats") && !list.output.contains("letter-own"), "\(list.errors)")
+            let one = try await Self.liveline(["dlq", "list", "--activity", "r-1", "--json"], settings)
+            #expect(one.output.contains("letter-own") && !one.output.contains("letter-eats"))
+        }
+    }
+
     // MARK: dlq list
 
     @Test func dlqListShowsTheStoresLettersAndCounts() async throws {

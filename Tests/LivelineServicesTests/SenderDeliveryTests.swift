@@ -211,7 +211,7 @@ import Testing
             try await harness.store.recordCreatedChannel(orphan, at: now)
             let foreign = try await client.createChannel()
             let sweeper = ChannelSweeper(
-                store: harness.store, clients: APNsClientDirectory([client]), bundles: ["score": client.bundleID],
+                store: harness.store, clients: APNsClientDirectory([client]), apps: [client.bundleID],
                 settings: .init(orphanGrace: .milliseconds(10)), logger: SenderBroker.logger)
 
             #expect(try await sweeper.sweep(now: now) == 4)
@@ -258,7 +258,7 @@ import Testing
                 var deleted = 0
                 for deployment in [harness.store, other] {
                     let sweeper = ChannelSweeper(
-                        store: deployment, clients: APNsClientDirectory([client]), bundles: ["score": client.bundleID],
+                        store: deployment, clients: APNsClientDirectory([client]), apps: [client.bundleID],
                         settings: .init(orphanGrace: .milliseconds(10)), logger: SenderBroker.logger)
                     deleted += await sweeper.deleteOrphans()
                     deleted += try await sweeper.sweep(now: now)

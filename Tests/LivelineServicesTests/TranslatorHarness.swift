@@ -79,7 +79,8 @@ struct TranslatorHarness {
             consumer: serviceConsumer, publisher: servicePublisher, store: store,
             translator: translator, topology: topology, settings: settings, logger: Broker.logger,
             metricsFactory: metrics,
-            channels: channels.map { ChannelOpener(store: store, clients: $0, logger: Broker.logger) }, outcomes: outcomes)
+            channels: channels.map { ChannelOpener(store: store, clients: $0, keys: translator.configuration.keys, logger: Broker.logger) },
+            outcomes: outcomes)
         let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: Broker.logger))
         do {
             let result = try await withThrowingTaskGroup(of: Void.self) { tasks in

@@ -52,7 +52,7 @@ func buildRouter(
     let metrics = RequestMetrics(registry: registry)
     let services = APIServices(
         store: store, body: JSONBody(maximumSize: configuration.maximumBodySize), registry: registry,
-        topicKinds: configuration.topicKinds, sharedDomains: configuration.sharedDomains,
+        topicKinds: configuration.topicKinds, sharedDomains: configuration.sharedDomains, apps: configuration.authentication.apps,
         tokenEnvironments: configuration.tokenEnvironments, limits: configuration.limits, forgetUser: forgetUser,
         intake: configuration.events.map { EventIntake($0, metrics: metrics) })
     let limiter = RequestLimiter(configuration.limits)
@@ -71,7 +71,7 @@ func buildRouter(
                 let user = try await authenticator.authenticate(request)
                 try admit(user, limiter: limiter, limits: configuration.limits)
                 var context = context
-                context.logger[APILogKey.userID] = "\(user.id)"
+                context.logger[APILogKey.userID] = "\(user.key)"
                 return try await handler(services, request, context, user)
             }
         case .producer(let handler):
@@ -92,7 +92,7 @@ func buildRouter(
 /// Refuses a request past the caller's or the app's request limit with 429 and `Retry-After`.
 /// After authentication: an anonymous flood is refused by the 401 and never fills a user's bucket.
 private func admit(_ user: AuthenticatedUser, limiter: RequestLimiter, limits: APILimits) throws {
-    guard let refusal = limiter.admit(userID: user.id) else { return }
+    guard let refusal = limiter.admit(userID: user.key, app: user.app) else { return }
     switch refusal.scope {
     case .user:
         throw APIError.rateLimited(
@@ -101,7 +101,7 @@ private func admit(_ user: AuthenticatedUser, limiter: RequestLimiter, limits: A
             limit: "user-requests", retryAfter: refusal.retryAfter)
     case .app:
         throw APIError.rateLimited(
-            "the api is taking more than \(limits.appRequestsPerSecond) requests a second "
+            "the api is taking more than \(limits.appRequestsPerSecond) requests a second for this app "
                 + "(liveline.api.limits.app-requests-per-second); retry after \(refusal.retryAfter) s",
             limit: "app-requests", retryAfter: refusal.retryAfter)
     }

@@ -1,11 +1,14 @@
 import Foundation
 import Hummingbird
 import JWTKit
+import LivelineCore
 
 // Tests: Tests/LivelineAPITests/AuthenticationTests.swift
 
 /// Verifies `Authorization: Bearer <jwt>`: signature with the configured key (the header's
-/// `alg` must match it, so `none` never passes), then `exp`, `nbf`, `iss`, `aud` and `sub`.
+/// `alg` must match it, so `none` never passes), then `exp`, `nbf`, `iss`, `aud`, `sub` and
+/// the `app` claim, which names the app the token is for (a bundle id; absent, the default
+/// app). A token for an app the deployment does not serve is refused with 403.
 struct BearerAuthenticator: Sendable {
     let keys: JWTKeyCollection
     let configuration: AuthenticationConfiguration
@@ -45,7 +48,14 @@ struct BearerAuthenticator: Sendable {
         guard Validation.isIdentifier(claims.sub.value) else {
             throw APIError.unauthorized("the bearer token's subject is not a valid user id")
         }
-        return AuthenticatedUser(id: claims.sub.value)
+        if let app = claims.app, !AppKeys.isBundleID(app) {
+            throw APIError.unauthorized("the bearer token's app claim is not a bundle id")
+        }
+        let app = claims.app ?? configuration.apps.defaultApp
+        guard configuration.apps.all.contains(app) else {
+            throw APIError.forbidden("this deployment does not serve the app \(app)")
+        }
+        return AuthenticatedUser(id: claims.sub.value, app: app, keys: AppKeys(defaultApp: configuration.apps.defaultApp))
     }
 
     /// The credential of `Authorization: Bearer <credential>`, or 401: `missing` when there is no header.

@@ -10,6 +10,8 @@ struct UserClaims: JWTPayload {
     var nbf: NotBeforeClaim?
     var iss: IssuerClaim
     var aud: AudienceClaim
+    /// The bundle id of the app the token is for; absent, the deployment's default app.
+    var app: String?
 
     /// Only the signature-independent checks that need no configuration; issuer, audience and
     /// the leeway are checked by ``BearerAuthenticator``.

@@ -1,4 +1,5 @@
 import Foundation
+import LivelineCore
 import LivelineStore
 
 // Tests: Tests/LivelineAPITests/ActivityRouteTests.swift
@@ -14,8 +15,9 @@ struct ActivityStatusResponse: Encodable {
     var endedAt: Date?
     var endReason: String?
 
+    /// The activity's id as its app names it, not its key.
     init(_ activity: ActivityRecord) {
-        activityId = activity.id
+        activityId = AppKeys.id(of: activity.id)
         domain = activity.domain
         attributesType = activity.attributesType
         status = activity.status

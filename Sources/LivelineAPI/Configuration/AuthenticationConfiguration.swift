@@ -21,11 +21,14 @@ public struct AuthenticationConfiguration: Sendable {
     public var audience: String
     /// Allowed clock skew for `exp` and `nbf`, in seconds.
     public var leeway: TimeInterval
+    /// The apps tokens may be for (their `app` claim).
+    public var apps: APIApps
 
-    public init(key: VerificationKey, issuer: String, audience: String, leeway: TimeInterval = 30) {
+    public init(key: VerificationKey, issuer: String, audience: String, leeway: TimeInterval = 30, apps: APIApps = .standard) {
         self.key = key
         self.issuer = issuer
         self.audience = audience
         self.leeway = leeway
+        self.apps = apps
     }
 }

@@ -93,7 +93,7 @@ enum CloudEventsHTTP {
     /// Header values are percent-decoded, as the binding asks.
     private static func structured(fromBinary body: Data, headers: HTTPFields) throws -> Data {
         var envelope: [String: JSONValue] = [:]
-        for attribute in ["specversion", "id", "source", "type", "subject", "time"] {
+        for attribute in ["specversion", "id", "source", "type", "subject", "time", "bundleid"] {
             guard let value = headers[ceHeader(attribute)] else { continue }
             envelope[attribute] = .string(value.removingPercentEncoding ?? value)
         }
@@ -125,9 +125,10 @@ extension AcceptedEvent {
             "type": .string(envelope.type), "time": .string(envelope.time.description), "data": envelope.data,
         ]
         if let subject = envelope.subject { fields["subject"] = .string(subject) }
+        if let app = envelope.bundleID { fields["bundleid"] = .string(app) }
         if let contentType = envelope.dataContentType { fields["datacontenttype"] = .string(contentType) }
         self.init(
-            id: envelope.id, type: envelope.type, activityID: event.activityId, time: envelope.time.date,
+            id: envelope.id, type: envelope.type, activityID: AppKeys.id(of: event.activityId), time: envelope.time.date,
             body: JSONValue.encoded(.object(fields)))
     }
 }

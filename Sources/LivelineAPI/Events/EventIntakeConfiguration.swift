@@ -45,7 +45,7 @@ public struct AcceptedEvent: Sendable, Hashable {
     public var id: String
     /// The CloudEvents `type`, `<domain>.<name>`: the routing key.
     public var type: String
-    /// `data.activityId`: the translate stage's shard is chosen by it.
+    /// `data.activityId`, as the producer named it: the translate stage's shard is chosen by it.
     public var activityID: String
     /// When the change happened at the producer.
     public var time: Date

@@ -2,7 +2,7 @@ import Synchronization
 
 // Tests: Tests/LivelineAPITests/LimitTests.swift
 
-/// The api's request limits (``APILimits``): one token bucket per user, and one for the app.
+/// The api's request limits (``APILimits``): one token bucket per user, and one per app.
 ///
 /// A bucket starts full, each request takes a token, and tokens come back at the limit's
 /// rate. A refused request takes nothing, so a client that honours `Retry-After` gets in
@@ -43,7 +43,7 @@ final class RequestLimiter: Sendable {
 
     private struct State {
         var users: [String: Bucket] = [:]
-        var app: Bucket
+        var apps: [String: Bucket] = [:]
         var nextSweep: Double
     }
 
@@ -58,12 +58,13 @@ final class RequestLimiter: Sendable {
         app = (Double(limits.appRequestsPerSecond), Double(limits.appRequestsPerSecond))
         self.now = now
         let start = now()
-        state = Mutex(State(app: Bucket(tokens: app.capacity, at: start), nextSweep: start + 60))
+        state = Mutex(State(nextSweep: start + 60))
     }
 
-    /// Takes a request of `userID` from both buckets, or says which one is empty. The user's
-    /// bucket is checked first: one user's burst is refused as theirs, not the app's.
-    func admit(userID: String) -> Refusal? {
+    /// Takes a request of `userID` (a user's key, unique across apps) from its bucket and its
+    /// app's, or says which one is empty. The user's bucket is checked first: one user's
+    /// burst is refused as theirs, not the app's.
+    func admit(userID: String, app appID: String = "") -> Refusal? {
         let now = now()
         return state.withLock { state in
             if now >= state.nextSweep {
@@ -75,7 +76,9 @@ final class RequestLimiter: Sendable {
                 state.users[userID] = bucket
                 return refusal
             }
-            if var refusal = state.app.take(capacity: app.capacity, perSecond: app.perSecond, now: now) {
+            var appBucket = state.apps[appID] ?? Bucket(tokens: app.capacity, at: now)
+            defer { state.apps[appID] = appBucket }
+            if var refusal = appBucket.take(capacity: app.capacity, perSecond: app.perSecond, now: now) {
                 // The user's token goes back: the request was not served.
                 bucket.tokens += 1
                 state.users[userID] = bucket

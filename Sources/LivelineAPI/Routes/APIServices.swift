@@ -14,6 +14,8 @@ struct APIServices: Sendable {
     let topicKinds: [String]
     /// ``APIConfiguration/sharedDomains``.
     let sharedDomains: Set<String>
+    /// ``AuthenticationConfiguration/apps``.
+    let apps: APIApps
     /// ``APIConfiguration/tokenEnvironments``.
     let tokenEnvironments: Set<APNsEnvironment>
     /// ``APIConfiguration/limits``.
@@ -35,7 +37,21 @@ struct APIServices: Sendable {
         return environment
     }
 
-    /// The activity, if it belongs to a shared domain: anyone may follow those.
+    /// 403 unless a domain the caller's app has serves `domain`.
+    func checkServes(domain: String, _ user: AuthenticatedUser) throws {
+        guard apps.serves(domain: domain, app: user.app) else {
+            throw APIError.forbidden("the \(domain) domain is not the app \(user.app)'s")
+        }
+    }
+
+    /// 403 unless a domain of the caller's app has `attributesType`.
+    func checkServes(attributesType: String, _ user: AuthenticatedUser) throws {
+        guard apps.serves(attributesType: attributesType, app: user.app) else {
+            throw APIError.forbidden("\(attributesType) is not the app \(user.app)'s")
+        }
+    }
+
+    /// The activity (by its key), if it belongs to a shared domain: anyone may follow those.
     func sharedActivity(_ id: String) async throws -> ActivityRecord? {
         guard let activity = try await store.activity(id: id), sharedDomains.contains(activity.domain) else { return nil }
         return activity

@@ -17,11 +17,11 @@ enum ActivityRoutes {
 
     @Sendable static func getActivity(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
         let activityID = try context.parameter("activityId", where: Validation.isIdentifier)
-        guard let activity = try await services.store.activity(id: activityID) else {
+        guard let activity = try await services.store.activity(id: user.key(activityID)) else {
             throw APIError.notFound("no such activity")
         }
         // A shared activity (a game) is anyone's to reconcile; a personal one only its owner's.
-        guard activity.userID == user.id || services.sharedDomains.contains(activity.domain) else {
+        guard activity.userID == user.key || services.sharedDomains.contains(activity.domain) else {
             throw APIError.forbidden("the activity belongs to another user")
         }
         return try JSONResponse.make(data: Self.encode(activity))
@@ -43,7 +43,7 @@ enum ActivityRoutes {
     }
 
     @Sendable static func getPreferences(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
-        let preferences = try await services.store.preferences(userID: user.id)
+        let preferences = try await services.store.preferences(userID: user.key)
         return try JSONResponse.make(PreferencesBody(
             activitiesEnabled: preferences.activitiesEnabled, frequentPushesEnabled: preferences.frequentPushesEnabled))
     }
@@ -52,17 +52,18 @@ enum ActivityRoutes {
         let input = try await services.body.decode(PreferencesBody.self, from: request)
         try await services.store.setPreferences(
             UserPreferences(activitiesEnabled: input.activitiesEnabled, frequentPushesEnabled: input.frequentPushesEnabled),
-            userID: user.id)
+            userID: user.key)
         return try JSONResponse.make(input)
     }
 
     @Sendable static func getChannel(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
         let domain = try context.parameter("domain", where: Validation.isDomain)
         let key = try context.parameter("key", where: Validation.isIdentifier)
-        guard let channel = try await services.store.channel(domain: domain, key: key), channel.deletedAt == nil else {
+        try services.checkServes(domain: domain, user)
+        guard let channel = try await services.store.channel(domain: domain, key: user.key(key)), channel.deletedAt == nil else {
             throw APIError.notFound("no live channel for this domain and key")
         }
         return try JSONResponse.make(ChannelResponse(
-            domain: channel.domain, key: channel.key, channelId: channel.channelID, createdAt: channel.createdAt))
+            domain: channel.domain, key: key, channelId: channel.channelID, createdAt: channel.createdAt))
     }
 }

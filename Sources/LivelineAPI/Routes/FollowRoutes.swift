@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LivelineCore
 import LivelineStore
 
 // Tests: Tests/LivelineAPITests/FollowRouteTests.swift
@@ -14,16 +15,19 @@ enum FollowRoutes {
     ]
 
     @Sendable static func getFollows(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
-        let follows = try await services.store.follows(userID: user.id)
-        return try JSONResponse.make(FollowsResponse(follows: follows.map { FollowResponse(topic: $0.topic, followedAt: $0.followedAt) }))
+        let follows = try await services.store.follows(userID: user.key)
+        return try JSONResponse.make(FollowsResponse(follows: follows.map {
+            FollowResponse(topic: AppKeys.id(of: $0.topic), followedAt: $0.followedAt)
+        }))
     }
 
     /// 201 when the user starts following, 200 when they already did (idempotent).
     @Sendable static func putFollow(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
         let topic = try Validation.topic(try context.parameter("topic", where: Validation.isIdentifier), kinds: services.topicKinds)
+        let stored = user.key(topic)
         // Checked before the write, as for devices: a refused follow leaves nothing stored.
-        let follows = try await services.store.follows(userID: user.id)
-        if let existing = follows.first(where: { $0.topic == topic }) {
+        let follows = try await services.store.follows(userID: user.key)
+        if let existing = follows.first(where: { $0.topic == stored }) {
             return try JSONResponse.make(FollowResponse(topic: topic, followedAt: existing.followedAt), status: .ok)
         }
         let limit = services.limits.followsPerUser
@@ -34,14 +38,14 @@ enum FollowRoutes {
                 limit: "follows")
         }
         let now = Date().roundedToMilliseconds
-        let created = try await services.store.follow(userID: user.id, topic: topic, at: now)
-        let followedAt = created ? now : try await services.store.follows(userID: user.id).first { $0.topic == topic }?.followedAt ?? now
+        let created = try await services.store.follow(userID: user.key, topic: stored, at: now)
+        let followedAt = created ? now : try await services.store.follows(userID: user.key).first { $0.topic == stored }?.followedAt ?? now
         return try JSONResponse.make(FollowResponse(topic: topic, followedAt: followedAt), status: created ? .created : .ok)
     }
 
     @Sendable static func deleteFollow(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
         let topic = try Validation.topic(try context.parameter("topic", where: Validation.isIdentifier), kinds: services.topicKinds)
-        guard try await services.store.unfollow(userID: user.id, topic: topic) else {
+        guard try await services.store.unfollow(userID: user.key, topic: user.key(topic)) else {
             throw APIError.notFound("you do not follow this topic")
         }
         return Response(status: .noContent)

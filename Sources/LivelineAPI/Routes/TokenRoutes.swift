@@ -30,14 +30,16 @@ enum TokenRoutes {
         if let type = input.attributesType, !Validation.isAttributesType(type) {
             throw APIError.invalidField("'attributesType' is not valid")
         }
+        if let domain = input.domain { try services.checkServes(domain: domain, user) }
+        if let type = input.attributesType { try services.checkServes(attributesType: type, user) }
         let now = Date().roundedToMilliseconds
         // A device subscribing to a shared activity (a game on a device too old for its
         // channel) registers under the activity's owner, as the caller's own device: the
         // caller owns the subscription, not the activity.
-        let shared = try await services.sharedActivity(activityID)
+        let shared = try await services.sharedActivity(user.key(activityID))
         let outcome = try await services.store.registerUpdateToken(UpdateTokenRegistration(
-            activityID: activityID, deviceID: shared == nil ? deviceID : Self.subscriber(user, deviceID),
-            userID: shared?.userID ?? user.id, token: token, environment: environment, locale: locale,
+            activityID: user.key(activityID), deviceID: shared == nil ? deviceID : Self.subscriber(user, deviceID),
+            userID: shared?.userID ?? user.key, token: token, environment: environment, locale: locale,
             contentVersion: version, domain: input.domain, attributesType: input.attributesType, at: now))
         var logger = context.logger
         logger[APILogKey.activityID] = "\(activityID)"
@@ -64,10 +66,10 @@ enum TokenRoutes {
     @Sendable static func deleteUpdateToken(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
         let activityID = try context.parameter("activityId", where: Validation.isIdentifier)
         let deviceID = try context.parameter("deviceId", where: Validation.isIdentifier)
-        let shared = try await services.sharedActivity(activityID)
+        let shared = try await services.sharedActivity(user.key(activityID))
         switch try await services.store.removeUpdateToken(
-            activityID: activityID, deviceID: shared == nil ? deviceID : Self.subscriber(user, deviceID),
-            userID: shared?.userID ?? user.id)
+            activityID: user.key(activityID), deviceID: shared == nil ? deviceID : Self.subscriber(user, deviceID),
+            userID: shared?.userID ?? user.key)
         {
         case .removed: return Response(status: .noContent)
         case .notFound: throw APIError.notFound("no token is registered for this activity and device")
@@ -79,6 +81,7 @@ enum TokenRoutes {
     /// route of apps that register a single device).
     @Sendable static func putPushToStartToken(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
         let attributesType = try context.parameter("attributesType", where: Validation.isAttributesType)
+        try services.checkServes(attributesType: attributesType, user)
         let deviceID = try deviceParameter(context) ?? PushToStartToken.defaultDeviceID
         let input = try await services.body.decode(PushToStartTokenBody.self, from: request)
         guard let token = Validation.normalizedToken(input.token) else {
@@ -90,7 +93,7 @@ enum TokenRoutes {
         let version = try Validation.contentVersion(input.contentStateVersion)
         // Checked before the write: a refused device leaves nothing stored. Two new devices
         // registering in the same instant may both pass; the request limits bound that race.
-        let devices = try await services.store.pushToStartDevices(userID: user.id)
+        let devices = try await services.store.pushToStartDevices(userID: user.key)
         let limit = services.limits.devicesPerUser
         if !devices.contains(deviceID), devices.count >= limit {
             throw APIError.overLimit(
@@ -101,7 +104,7 @@ enum TokenRoutes {
         }
         let now = Date().roundedToMilliseconds
         try await services.store.registerPushToStartToken(PushToStartToken(
-            userID: user.id, attributesType: attributesType, deviceID: deviceID, token: token, registeredAt: now,
+            userID: user.key, attributesType: attributesType, deviceID: deviceID, token: token, registeredAt: now,
             environment: environment, osVersion: osVersion, locale: locale, contentVersion: version))
         context.logger.debug("push-to-start token registered", metadata: APILogKey.metadata([.tokenPrefix: "\(Validation.redacted(token))"]))
         return try JSONResponse.make(TokenRegistrationResponse(
@@ -112,17 +115,19 @@ enum TokenRoutes {
     /// Without `{deviceId}`, removes the caller's token for the type on every device.
     @Sendable static func deletePushToStartToken(_ services: APIServices, _ request: Request, context: APIRequestContext, user: AuthenticatedUser) async throws -> Response {
         let attributesType = try context.parameter("attributesType", where: Validation.isAttributesType)
+        try services.checkServes(attributesType: attributesType, user)
         let deviceID = try deviceParameter(context)
-        guard try await services.store.removePushToStartTokens(userID: user.id, attributesType: attributesType, deviceID: deviceID) > 0 else {
+        guard try await services.store.removePushToStartTokens(userID: user.key, attributesType: attributesType, deviceID: deviceID) > 0 else {
             throw APIError.notFound("no push-to-start token is registered for this type" + (deviceID == nil ? "" : " and device"))
         }
         return Response(status: .noContent)
     }
 
-    /// A subscriber's device in a shared activity: the user's id and the device's, so two
-    /// fans' devices named alike stay apart. `/` cannot occur in either.
+    /// A subscriber's device in a shared activity: the user's key and the device's id, so two
+    /// fans' devices named alike stay apart, and erasing the user finds it. `/` cannot occur in
+    /// a user id or a device id.
     private static func subscriber(_ user: AuthenticatedUser, _ deviceID: String) -> String {
-        "\(user.id)/\(deviceID)"
+        "\(user.key)/\(deviceID)"
     }
 
     private static func deviceParameter(_ context: APIRequestContext) throws -> String? {

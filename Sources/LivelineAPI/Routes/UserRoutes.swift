@@ -15,7 +15,7 @@ enum UserRoutes {
         guard let forget = services.forgetUser else {
             throw APIError(.serviceUnavailable, code: "unavailable", message: "erasure is not configured on this api")
         }
-        let (ended, erased) = try await forget(user.id)
+        let (ended, erased) = try await forget(user.key)
         context.logger.notice("user erased", metadata: APILogKey.metadata([.outcome: "ended \(ended), removed \(erased.total)"]))
         return try JSONResponse.make(ErasureResponse(ended: ended, removed: erased))
     }

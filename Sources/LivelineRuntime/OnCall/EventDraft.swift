@@ -28,6 +28,8 @@ public struct EventDraft: Sendable {
     public var overrides: [String] = []
     /// The event time, RFC 3339; now when nil.
     public var time: String?
+    /// The `bundleid` attribute: the app the event is for; its domain's when nil.
+    public var app: String?
 
     public init(domain: String, activity: String, state: String) {
         self.domain = domain
@@ -59,12 +61,13 @@ public struct EventDraft: Sendable {
             data["topics"] = .array(list.map(JSONValue.string))
         }
         if !overrides.isEmpty { data["overrides"] = try Self.overrides(overrides, eventTime: eventTime) }
-        let envelope: [String: JSONValue] = [
+        var envelope: [String: JSONValue] = [
             "specversion": .string("1.0"), "id": .string(UUID().uuidString.lowercased()),
             "source": .string("//liveline-cli"), "type": .string("\(domain).\(type)"),
             "subject": .string(activity), "datacontenttype": .string("application/json"),
             "time": .string(RFC3339.format(eventTime)), "data": .object(data),
         ]
+        if let app { envelope["bundleid"] = .string(app) }
         return JSONValue.encoded(.object(envelope))
     }
 

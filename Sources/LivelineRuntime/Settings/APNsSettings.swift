@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import LivelineAPNs
+import LivelineCore
 import LivelineModels
 import LivelineServices
 import Logging
@@ -121,7 +122,7 @@ public struct APNsSettings: Sendable {
             return value
         }
         let bundleID = try required(.appBundleID, "the app's bundle id, e.g. com.example.rides")
-        guard isBundleID(bundleID) else {
+        guard AppKeys.isBundleID(bundleID) else {
             throw SettingsError("""
                 \(Setting.appBundleID.name(app: name)): \(bundleID) is not a bundle id (reverse-DNS: two or more parts of \
                 letters, digits and hyphens joined by dots, e.g. com.example.rides)
@@ -166,12 +167,6 @@ public struct APNsSettings: Sendable {
     /// A server given as `host:port` serves pushes and channel management alike.
     private static func hosts(_ endpoint: APNsEndpoint) -> Hosts {
         Hosts(push: endpoint, channelManagement: endpoint)
-    }
-
-    static func isBundleID(_ text: String) -> Bool {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        return text.utf8.count <= 155 && parts.count >= 2
-            && parts.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "-") } }
     }
 
     static func isAppleID(_ text: String) -> Bool {

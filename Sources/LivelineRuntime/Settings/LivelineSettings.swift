@@ -2,7 +2,9 @@ import Configuration
 import Foundation
 import LivelineAMQP
 import LivelineAPI
+import LivelineCore
 import LivelineModels
+import LivelineStore
 
 // Tests: Tests/LivelineRuntimeTests/SettingsTests.swift, Tests/LivelineRuntimeTests/ProducerSettingsTests.swift
 
@@ -15,6 +17,11 @@ public struct LivelineSettings: Sendable {
     public var amqp: AMQPConfiguration
     /// The store (``Setting/storeURL``).
     public var store: StoreLocation
+    /// The domains, and so the apps the deployment serves (``WorkerSettings/translator``).
+    public var domains: TranslatorConfiguration
+    /// Whose rows a store from before apps were kept apart holds: its domains' apps, for the
+    /// store's migration to app keys.
+    public var apps: AppLayout { domains.appLayout }
     /// Each SQLite connection's page cache, in MiB (``Setting/sqliteCacheMiB``).
     public var sqliteCacheMiB: Int
     /// The token-registration api.
@@ -86,6 +93,7 @@ public struct LivelineSettings: Sendable {
     public init(config: ConfigReader) throws {
         amqp = try AMQPConfiguration(url: try Setting.amqpURL.secret(config)!)
         store = try StoreLocation(url: try Setting.storeURL.secret(config)!)
+        domains = try WorkerSettings.translator(config)
         sqliteCacheMiB = try Setting.sqliteCacheMiB.integer(config)
 
         var jwtKey: JWTKey? = nil

@@ -11,7 +11,7 @@ extension Setting {
         apiHost, apiPort, jwtHS256Secret, jwtES256PublicKeyFile, jwtIssuer, jwtAudience, tokenEnvironments,
         userRequestsPerMinute, appRequestsPerSecond, devicesPerUser, followsPerUser, topicKinds, producersFile,
         maxBatchEvents, maxBodyBytes, publishTimeout, webhookGiveUp,
-        bundleID, domainsFile, jobsPerMessage, audiencePage, linger, maxBatch, translateShards, sendShards,
+        bundleID, otherApps, domainsFile, jobsPerMessage, audiencePage, linger, maxBatch, translateShards, sendShards,
         traceFlush, senderPrefetchMiB,
         apps, appBundleID, appTeamID, appKeyID, appKey, appEnvironment,
         productionEndpoint, sandboxEndpoint, endpoint, caFile,
@@ -135,6 +135,14 @@ extension Setting {
         "translator.bundle-id", .text("string (bundle id)", default: "com.example.liveline"),
         readBy: "translator, sender, api, `publish`",
         "The bundle id of the standard ride, delivery and score domains. Not used when `liveline.translator.domains-file` is set")
+    static let otherApps = Setting(
+        "translator.other-apps", .text("comma-separated list of bundle ids", default: nil),
+        readBy: "translator, sender, api, `publish`", defaultNote: "none",
+        """
+        Further apps the standard domains serve, beside `liveline.translator.bundle-id`: an event names its app with \
+        the `bundleid` attribute, and each app's activities, users and topics are its own. Not used when \
+        `liveline.translator.domains-file` is set (a domain lists its `apps` there)
+        """)
     static let domainsFile = Setting(
         "translator.domains-file", .text("file path (JSON)", default: nil), readBy: "translator, sender, api, `publish`",
         defaultNote: "none: the standard domains",

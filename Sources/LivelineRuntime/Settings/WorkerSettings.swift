@@ -3,6 +3,7 @@ import Foundation
 import LivelineCore
 import LivelineMessaging
 import LivelineServices
+import LivelineStore
 
 // Tests: Tests/LivelineRuntimeTests/RetryTierSettingsTests.swift
 
@@ -60,17 +61,27 @@ public struct WorkerSettings: Sendable {
     /// producer binds a queue for it.
     public var outcomes: OutcomeDomains
 
-    public init(config: ConfigReader) throws {
+    /// The domains: the JSON file at ``Setting/domainsFile``, else the standard ones for
+    /// ``Setting/bundleID`` and ``Setting/otherApps``.
+    static func translator(_ config: ConfigReader) throws -> TranslatorConfiguration {
         if let path = Setting.domainsFile.text(config) {
             let data = Data(try Setting.read(path, for: Setting.domainsFile.name).utf8)
             do {
-                translator = try JSONDecoder().decode(TranslatorConfiguration.self, from: data)
+                return try JSONDecoder().decode(TranslatorConfiguration.self, from: data)
             } catch {
                 throw SettingsError("\(Setting.domainsFile.name) \(path): \(error)")
             }
-        } else {
-            translator = .standard(bundleId: Setting.bundleID.text(config)!)
         }
+        let apps = [Setting.bundleID.text(config)!] + Setting.otherApps.list(config)
+        if let app = apps.first(where: { !AppKeys.isBundleID($0) }) {
+            throw SettingsError(
+                "\(app == apps[0] ? Setting.bundleID.name : Setting.otherApps.name): \(app) is not a bundle id such as com.example.rides")
+        }
+        return .standard(bundleId: apps[0], otherApps: Array(apps.dropFirst()))
+    }
+
+    public init(config: ConfigReader) throws {
+        translator = try Self.translator(config)
 
         traceRetentionDays = try Setting.traceRetention.integer(config)
         activityRetentionDays = try Setting.activityRetention.integer(config)
@@ -140,5 +151,15 @@ public struct WorkerSettings: Sendable {
             pushToStartTokens: .seconds(pushToStartRetentionDays * 86_400), deadLetters: .seconds(deadLetterRetentionDays * 86_400),
             follows: .seconds(followRetentionDays * 86_400), audit: .seconds(auditRetentionDays * 86_400),
             eventClaims: .seconds(eventIDRetentionDays * 86_400), busyShare: Double(pruneBusyPercent) / 100)
+    }
+}
+
+extension TranslatorConfiguration {
+    /// Each domain's app and each attributes type's, for the store's migration to app keys.
+    public var appLayout: AppLayout {
+        AppLayout(
+            defaultApp: defaultApp,
+            appOfDomain: Dictionary(domains.map { ($0.name, $0.bundleId) }) { first, _ in first },
+            appOfAttributesType: Dictionary(domains.map { ($0.attributesType, $0.bundleId) }) { first, _ in first })
     }
 }

@@ -186,7 +186,9 @@ public struct DeadLetterReplay: Sendable {
         guard let domain = letter.domain, let eventID = letter.eventID, let activityID = letter.activityID else { return nil }
         return outcomes?.message(
             for: domain,
-            EventOutcome(.replayed, eventId: eventID, domain: domain, activityId: activityID, reason: letter.reason, deadLetterId: letter.id),
+            EventOutcome(
+                .replayed, eventId: eventID, domain: domain, activityId: activityID, app: AppKeys.prefix(of: activityID),
+                reason: letter.reason, deadLetterId: letter.id),
             key: letter.id)
     }
 
@@ -213,7 +215,8 @@ public struct DeadLetterReplay: Sendable {
         case .republishEvent(let cap):
             var headers: AMQPTable = [DeadLetterHeaders.replayOf: .string(letter.id)]
             if let cap { headers[TranslatorHeaders.priorityCap] = .int(Int64(cap.rawValue)) }
-            if let activity = letter.activityID { headers[LivelineTopology.activityHeader] = .string(activity) }
+            // The activity as its producer named it, which the translate stage's shard is chosen by.
+            if let activity = letter.activityID { headers[LivelineTopology.activityHeader] = .string(AppKeys.id(of: activity)) }
             return AMQPMessage(
                 exchange: topology.eventsExchange, routingKey: letter.routingKey, body: letter.body,
                 properties: AMQPProperties(

@@ -1,5 +1,6 @@
 import Foundation
 import LivelineAPNs
+import LivelineCore
 import LivelineLogging
 import LivelineStore
 import Logging
@@ -57,20 +58,25 @@ public struct ChannelSweeper: Service {
 
     private let store: any ActivityStore
     private let clients: APNsClientDirectory
-    /// The bundle id of each channel domain: a channel lives in its app's channel environment.
-    private let bundles: [String: String]
+    /// The apps of the channel domains, whose channels APNs lists for the orphan sweep.
+    private let apps: [String]
+    /// How a channel's key names its app.
+    private let keys: AppKeys
     private let keeper: ChannelKeeper
     private let settings: Settings
     private let logger: Logger
 
-    /// - Parameter bundles: each channel domain's bundle id (`DomainConfiguration.bundleId`).
+    /// - Parameters:
+    ///   - apps: the apps of the channel domains (`DomainConfiguration.apps`).
+    ///   - keys: how a channel's key names its app; the first of `apps` is the default without it.
     public init(
-        store: any ActivityStore, clients: APNsClientDirectory, bundles: [String: String], settings: Settings = Settings(),
+        store: any ActivityStore, clients: APNsClientDirectory, apps: [String], keys: AppKeys? = nil, settings: Settings = Settings(),
         logger: Logger
     ) {
         self.store = store
         self.clients = clients
-        self.bundles = bundles
+        self.apps = Set(apps).sorted()
+        self.keys = keys ?? AppKeys(defaultApp: apps.first ?? "")
         self.keeper = ChannelKeeper(store: store, logger: logger)
         self.settings = settings
         self.logger = logger
@@ -97,7 +103,9 @@ public struct ChannelSweeper: Service {
             idleBefore: now.addingTimeInterval(-TimeInterval(settings.idle.components.seconds)), limit: settings.batchSize)
         var deleted = 0
         for channel in due {
-            guard let bundle = bundles[channel.domain], let client = clients.channelClient(bundleID: bundle) else {
+            // A channel lives in the channel environment of its key's app.
+            let app = keys.app(of: channel.key)
+            guard let client = clients.channelClient(bundleID: app) else {
                 logger.warning("no APNs credentials to delete a channel", metadata: ServiceLogKey.metadata([
                     .channelDomain: "\(channel.domain)", .channelKey: "\(channel.key)",
                 ]))
@@ -116,7 +124,7 @@ public struct ChannelSweeper: Service {
     @discardableResult
     public func deleteOrphans() async -> Int {
         var deleted = 0
-        for bundle in Set(bundles.values).sorted() {
+        for bundle in apps {
             guard let client = clients.channelClient(bundleID: bundle) else { continue }
             do {
                 // Created first: a channel created after APNs' list is not taken for gone.

@@ -399,7 +399,7 @@ struct PushJobHandler: Sendable {
         let message = outcomes?.message(
             for: job.domain,
             EventOutcome(
-                kind, eventId: job.eventId, domain: job.domain, activityId: job.activityId, reason: reason,
+                kind, eventId: job.eventId, domain: job.domain, activityId: job.activityId, app: job.bundleId, reason: reason,
                 apnsId: kind == .delivered ? job.apnsId.hyphenated(uppercase: false) : nil,
                 target: job.target.logDescription, deadLetterId: deadLetterID, push: job.event.rawValue),
             key: job.jobId)

@@ -158,7 +158,8 @@ struct BatchProcessor: Sendable {
             case .success(let event):
                 if incomingByEventId[event.id] == nil { incomingByEventId[event.id] = message }
             case .failure(let error):
-                let letter = RejectedEvent.deadLetter(body: body, error: error, at: nowTime)
+                let letter = RejectedEvent.deadLetter(
+                    body: body, error: error, at: nowTime, keys: translator.configuration.keys, appOfDomain: { [translator] in translator.domain(named: $0)?.bundleId })
                 let message = try OutgoingMessage.deadLetter(letter, encoder: encoder, topology: topology)
                 outgoing.append(message)
                 deadLettered[letter.reason.rawValue, default: 0] += 1
@@ -369,7 +370,10 @@ struct BatchProcessor: Sendable {
         into messages: inout [AMQPMessage]
     ) {
         if let message = outcomes?.message(
-            for: domain, EventOutcome(kind, eventId: eventID, domain: domain, activityId: activityID, reason: reason, deadLetterId: deadLetterID),
+            for: domain,
+            EventOutcome(
+                kind, eventId: eventID, domain: domain, activityId: activityID, app: translator.configuration.keys.app(of: activityID),
+                reason: reason, deadLetterId: deadLetterID),
             key: eventID)
         {
             messages.append(message)

@@ -16,19 +16,21 @@ import Logging
 public struct ChannelOpener: Sendable {
     private let keeper: ChannelKeeper
     private let clients: APNsClientDirectory
+    private let keys: AppKeys
 
-    public init(store: any ActivityStore, clients: APNsClientDirectory, logger: Logger) {
+    /// - Parameter keys: how the activities' keys name their apps, whose credentials open the channels.
+    public init(store: any ActivityStore, clients: APNsClientDirectory, keys: AppKeys, logger: Logger) {
         self.keeper = ChannelKeeper(store: store, logger: logger)
         self.clients = clients
+        self.keys = keys
     }
 
-    /// The live channel id of `key` (an activity id) in `domain`, created at APNs and stored
-    /// if there is none, with the APNs environment it lives in.
+    /// The live channel id of `key` (an activity's key, ``AppKeys``) in `domain`, created at APNs
+    /// for the key's app and stored if there is none, with the APNs environment it lives in.
     func channel(domain: DomainConfiguration, key: String) async throws -> (id: String, environment: APNsEnvironment) {
-        guard let client = clients.channelClient(bundleID: domain.bundleId),
-            let environment = clients.channelEnvironment(bundleID: domain.bundleId)
-        else {
-            throw ChannelOpenerError(description: "no APNs credentials for bundle id \(domain.bundleId) to open the channel of \(key)")
+        let app = keys.app(of: key)
+        guard let client = clients.channelClient(bundleID: app), let environment = clients.channelEnvironment(bundleID: app) else {
+            throw ChannelOpenerError(description: "no APNs credentials for bundle id \(app) to open the channel of \(key)")
         }
         let policy: APNsMessageStoragePolicy = domain.channel.storesLatestMessage ? .mostRecentMessageStored : .noMessageStored
         let id = try await keeper.openChannel(domain: domain.name, key: key, client: client, storagePolicy: policy).channelID

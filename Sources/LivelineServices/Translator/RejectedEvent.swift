@@ -6,8 +6,11 @@ import LivelineCore
 /// The dead letter for a message the translator could not parse.
 enum RejectedEvent {
     /// Builds the dead letter, with the domain, activity and event id when the bytes
-    /// still reveal them, so on-call can filter a bad producer's letters.
-    static func deadLetter(body: Data, error: EventError, at now: EventTime) -> DeadLetter {
+    /// still reveal them, so on-call can filter a bad producer's letters. The activity is
+    /// keyed within the app the event names, else its domain's (`appOfDomain`), when known.
+    static func deadLetter(
+        body: Data, error: EventError, at now: EventTime, keys: AppKeys? = nil, appOfDomain: (String) -> String? = { _ in nil }
+    ) -> DeadLetter {
         var letter = DeadLetter(rejecting: body, error: error, at: now)
         switch error {
         case .notJSON, .tooLarge:
@@ -17,7 +20,10 @@ enum RejectedEvent {
             guard let identity = EventIdentity(peeking: body) else { return letter }
             letter.eventId = identity.eventId
             letter.domain = identity.domain
-            letter.activityId = identity.activityId
+            letter.activityId = identity.activityId.map { id in
+                guard let keys, let app = identity.bundleId ?? identity.domain.flatMap(appOfDomain) else { return id }
+                return keys.key(app: app, id: id)
+            }
             return letter
         }
     }

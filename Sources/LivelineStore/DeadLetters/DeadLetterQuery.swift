@@ -5,26 +5,27 @@ import Foundation
 /// The SQL both stores share for dead letters: the columns in the order
 /// ``record(id:reason:source:message:domain:activityID:eventID:jobID:payloadKind:body:routingKey:attempts:firstFailedMs:lastFailedMs:keptMs:deaths:resolution:resolvedMs:resolvedCount:)``
 /// reads them, and a filter as a `WHERE` clause with `?`
-/// placeholders and its values, which each store binds its own way.
+/// placeholders and its values (``SQLValue``).
 enum DeadLetterQuery {
-    /// A value bound to a placeholder.
-    enum Value: Sendable {
-        case text(String)
-        case integer(Int64)
-    }
-
     static let columns = """
         id, reason, source, message, domain, activity_id, event_id, job_id, payload_kind, body, routing_key, attempts,
         first_failed_ms, last_failed_ms, kept_ms, deaths, resolution, resolved_ms, resolved_count
         """
 
     /// `filter` as conditions joined by `AND` (`TRUE` for none).
-    static func conditions(_ filter: DeadLetterFilter) -> (sql: String, values: [Value]) {
+    static func conditions(_ filter: DeadLetterFilter) -> (sql: String, values: [SQLValue]) {
         var clauses: [String] = []
-        var values: [Value] = []
+        var values: [SQLValue] = []
         if let reason = filter.reason { clauses.append("reason = ?"); values.append(.text(reason)) }
         if let domain = filter.domain { clauses.append("domain = ?"); values.append(.text(domain)) }
         if let activity = filter.activityID { clauses.append("activity_id = ?"); values.append(.text(activity)) }
+        if let app = filter.app {
+            // The keys `app/…`. A range from `app/` to `app0` would use the index, but PostgreSQL
+            // compares text by its collation, where '/' and '0' need not sort as in ASCII.
+            let prefix = app + "/"
+            clauses.append("substr(activity_id, 1, CAST(? AS INTEGER)) = ?")
+            values += [.integer(Int64(prefix.count)), .text(prefix)]
+        }
         if let since = filter.since { clauses.append("last_failed_ms >= ?"); values.append(.integer(since.millisecondsSince1970)) }
         if let until = filter.until { clauses.append("last_failed_ms < ?"); values.append(.integer(until.millisecondsSince1970)) }
         if let kept = filter.keptBefore { clauses.append("kept_ms < ?"); values.append(.integer(kept.millisecondsSince1970)) }
@@ -39,9 +40,9 @@ enum DeadLetterQuery {
 
     /// The claim conditions on top of a filter: unresolved (or resolved before
     /// `resolvedBefore`), and not claimed within the lease.
-    static func claimable(resolvedBefore: Date?, leaseCutoff: Date) -> (sql: String, values: [Value]) {
+    static func claimable(resolvedBefore: Date?, leaseCutoff: Date) -> (sql: String, values: [SQLValue]) {
         var sql = "(claim IS NULL OR claim_ms < ?)"
-        var values: [Value] = [.integer(leaseCutoff.millisecondsSince1970)]
+        var values: [SQLValue] = [.integer(leaseCutoff.millisecondsSince1970)]
         if let resolvedBefore {
             sql += " AND (resolution IS NULL OR resolved_ms < ?)"
             values.append(.integer(resolvedBefore.millisecondsSince1970))

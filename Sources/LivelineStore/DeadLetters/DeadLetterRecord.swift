@@ -135,7 +135,10 @@ public enum DeadLetterState: String, Sendable, Hashable, Codable, CaseIterable {
 public struct DeadLetterFilter: Sendable, Hashable {
     public var reason: String?
     public var domain: String?
+    /// The activity's key (``AppKeys``).
     public var activityID: String?
+    /// Only the letters of this app's activities (the bundle id their keys begin with).
+    public var app: String?
     /// Last failure at or after.
     public var since: Date?
     /// Last failure before.
@@ -146,12 +149,13 @@ public struct DeadLetterFilter: Sendable, Hashable {
     public var keptBefore: Date?
 
     public init(
-        reason: String? = nil, domain: String? = nil, activityID: String? = nil, since: Date? = nil, until: Date? = nil,
-        state: DeadLetterState? = nil, keptBefore: Date? = nil
+        reason: String? = nil, domain: String? = nil, activityID: String? = nil, app: String? = nil, since: Date? = nil,
+        until: Date? = nil, state: DeadLetterState? = nil, keptBefore: Date? = nil
     ) {
         self.reason = reason
         self.domain = domain
         self.activityID = activityID
+        self.app = app
         self.since = since
         self.until = until
         self.state = state

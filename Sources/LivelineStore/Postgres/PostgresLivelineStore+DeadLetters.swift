@@ -159,7 +159,7 @@ extension PostgresLivelineStore {
     }
 
     /// `sql` with its `?` placeholders numbered for PostgreSQL and `values` bound to them.
-    private static func query(_ sql: String, _ values: [DeadLetterQuery.Value]) -> PostgresQuery {
+    static func query(_ sql: String, _ values: [SQLValue]) -> PostgresQuery {
         var numbered = ""
         var index = 0
         for character in sql {

@@ -22,7 +22,9 @@ extension PostgresLivelineStore {
                 ids.append(id)
             }
             // The tokens, before they go: a dead letter's body may carry one.
-            var needles = [#""userId":"\#(userID)""#, #""userId": "\#(userID)""#]
+            var needles = UserErasure.naming(userID)
+            let inApp = UserErasure.namingInApp(userID)
+            let (appPrefix, appNeedles) = (inApp?.prefix, inApp?.needles ?? [])
             for try await token in try await connection.query("""
                 SELECT token FROM push_to_start_tokens WHERE user_id = \(userID)
                 UNION SELECT token FROM update_tokens
@@ -37,6 +39,8 @@ extension PostgresLivelineStore {
             erased.deadLetters = try await delete("""
                 WITH d AS (DELETE FROM dead_letters WHERE activity_id = ANY(\(ids)::text[])
                     OR EXISTS (SELECT 1 FROM unnest(\(needles)::text[]) n WHERE position(convert_to(n, 'UTF8') IN body) > 0)
+                    OR (starts_with(activity_id, \(appPrefix))
+                        AND EXISTS (SELECT 1 FROM unnest(\(appNeedles)::text[]) n WHERE position(convert_to(n, 'UTF8') IN body) > 0))
                     RETURNING 1)
                 SELECT count(*) FROM d
                 """)

@@ -17,21 +17,25 @@ public final class PostgresLivelineStore: ActivityStore {
     let conflictRetries: Int
     /// Fails what runs on a connection that closes (see ``onConnection(_:)``).
     let closeWatch = ConnectionCloseWatch()
+    /// Whose rows a store from before apps were kept apart holds (``migrate()``).
+    let apps: AppLayout
 
     /// - Parameters:
     ///   - client: a client whose `run()` is running; its `search_path` picks the schema.
     ///   - logger: where queries log (at debug and below).
     ///   - conflictRetries: retries of a transaction that PostgreSQL aborted as a deadlock victim.
-    public init(client: PostgresClient, logger: Logger, conflictRetries: Int = 3) {
+    ///   - apps: whose rows a store from before apps were kept apart holds, for its migration.
+    public init(client: PostgresClient, logger: Logger, conflictRetries: Int = 3, apps: AppLayout = .standard) {
         self.client = client
         self.logger = logger
         self.conflictRetries = conflictRetries
+        self.apps = apps
     }
 
     /// Applies missing migrations. Safe to call from several processes at once.
     public func migrate() async throws {
-        let logger = self.logger
-        try await transaction { connection in try await PostgresSchema.migrate(on: connection, logger: logger) }
+        let (logger, apps) = (self.logger, self.apps)
+        try await transaction { connection in try await PostgresSchema.migrate(on: connection, apps: apps, logger: logger) }
     }
 
     /// The applied schema version.

@@ -14,6 +14,8 @@ enum PostgresSchema {
         let version: Int
         /// One statement each: the extended protocol takes a single statement per query.
         let statements: [String]
+        /// Then the rewrite of ids as app keys (``AppKeyMigration``), which needs the layout.
+        var keysApps = false
     }
 
     /// Append only: a released migration is never edited.
@@ -249,13 +251,16 @@ enum PostgresSchema {
             "ALTER TABLE push_to_start_tokens ADD COLUMN content_version BIGINT",
             "CREATE INDEX push_to_start_tokens_version ON push_to_start_tokens (attributes_type, content_version) WHERE content_version IS NOT NULL",
         ]),
+        // Each app's activities, users, topics and channels apart: other apps' ids than the
+        // default app's become `app/id` (AppKeyMigration).
+        Migration(version: 13, statements: [AppKeyMigration.createTable], keysApps: true),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
     /// Applies the missing migrations, in the caller's transaction, under an advisory lock
     /// keyed by the schema, so two processes starting at once apply each migration once.
-    static func migrate(on connection: PostgresConnection, logger: Logger) async throws {
+    static func migrate(on connection: PostgresConnection, apps: AppLayout = .standard, logger: Logger) async throws {
         try await connection.query(
             "SELECT pg_advisory_xact_lock(hashtext('liveline.schema_version:' || current_schema())::bigint)",
             logger: logger)
@@ -278,11 +283,21 @@ enum PostgresSchema {
             for statement in migration.statements {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
+            if migration.keysApps {
+                for statement in AppKeyMigration.statements(apps) {
+                    try await connection.query(PostgresLivelineStore.query(statement.sql, statement.values), logger: logger)
+                }
+            }
             let version = migration.version
             let now = Date().millisecondsSince1970
             try await connection.query(
                 "INSERT INTO schema_version (version, applied_ms) VALUES (\(version), \(now))", logger: logger)
             logger.info("applied store migration", metadata: StoreLogKey.metadata([.schemaVersion: "\(version)"]))
         }
+        var recorded: String?
+        for try await app in try await connection.query("SELECT default_app FROM store_apps", logger: logger).decode(String.self) {
+            recorded = app
+        }
+        try AppKeyMigration.checkDefaultApp(apps, recorded: recorded)
     }
 }

@@ -161,7 +161,7 @@ extension SQLiteLivelineStore {
         }
     }
 
-    private static func arguments(_ values: [DeadLetterQuery.Value]) -> StatementArguments {
+    static func arguments(_ values: [SQLValue]) -> StatementArguments {
         StatementArguments(values.map { value -> any DatabaseValueConvertible in
             switch value {
             case .text(let text): text

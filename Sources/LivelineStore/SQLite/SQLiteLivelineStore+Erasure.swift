@@ -27,7 +27,8 @@ extension SQLiteLivelineStore {
                 WHERE activity_id IN (SELECT value FROM json_each(?2)) OR substr(device_id, 1, length(?3)) = ?3
                 """, arguments: [userID, activities, subscriber])
             // What names the user in a letter's body: a token, or the event's or job's userId.
-            let needles = Self.json(tokens + [#""userId":"\#(userID)""#, #""userId": "\#(userID)""#])
+            let needles = Self.json(tokens + UserErasure.naming(userID))
+            let inApp = UserErasure.namingInApp(userID)
             func delete(_ sql: String, _ arguments: StatementArguments) throws -> Int {
                 try db.execute(sql: sql, arguments: arguments)
                 return db.changesCount
@@ -35,7 +36,9 @@ extension SQLiteLivelineStore {
             erased.deadLetters = try delete("""
                 DELETE FROM dead_letters WHERE activity_id IN (SELECT value FROM json_each(?1))
                     OR EXISTS (SELECT 1 FROM json_each(?2) n WHERE instr(body, CAST(n.value AS BLOB)) > 0)
-                """, [activities, needles])
+                    OR (substr(activity_id, 1, length(?3)) = ?3
+                        AND EXISTS (SELECT 1 FROM json_each(?4) n WHERE instr(body, CAST(n.value AS BLOB)) > 0))
+                """, [activities, needles, inApp?.prefix, Self.json(inApp?.needles ?? [])])
             erased.traceLines = try delete(
                 "DELETE FROM activity_trace WHERE activity_id IN (SELECT value FROM json_each(?))", [activities])
             erased.updateTokens = try delete("""

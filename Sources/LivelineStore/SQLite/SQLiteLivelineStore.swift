@@ -37,7 +37,7 @@ public final class SQLiteLivelineStore: ActivityStore {
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         pool = try Self.open(path: configuration.path, configuration: config, busyTimeout: configuration.busyTimeout)
-        try pool.writeWithoutTransaction { db in try SQLiteSchema.migrate(db) }
+        try pool.writeWithoutTransaction { db in try SQLiteSchema.migrate(db, apps: configuration.apps) }
     }
 
     /// Opens the pool, waiting while another process holds the file: switching a new file to

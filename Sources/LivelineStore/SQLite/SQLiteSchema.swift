@@ -8,6 +8,8 @@ enum SQLiteSchema {
     struct Migration {
         let version: Int
         let sql: String
+        /// Then the rewrite of ids as app keys (``AppKeyMigration``), which needs the layout.
+        var keysApps = false
     }
 
     /// Append only: a released migration is never edited.
@@ -226,13 +228,16 @@ enum SQLiteSchema {
             CREATE INDEX push_to_start_tokens_version ON push_to_start_tokens (attributes_type, content_version)
                 WHERE content_version IS NOT NULL;
             """),
+        // Each app's activities, users, topics and channels apart: other apps' ids than the
+        // default app's become `app/id` (AppKeyMigration).
+        Migration(version: 13, sql: AppKeyMigration.createTable, keysApps: true),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
     /// Applies the missing migrations inside one `BEGIN IMMEDIATE` transaction, which takes the
     /// write lock first, so two processes starting at once apply each migration once.
-    static func migrate(_ db: Database) throws {
+    static func migrate(_ db: Database, apps: AppLayout = .standard) throws {
         try db.inTransaction(.immediate) {
             try db.execute(sql: """
                 CREATE TABLE IF NOT EXISTS schema_version (
@@ -246,10 +251,16 @@ enum SQLiteSchema {
             }
             for migration in migrations where migration.version > current {
                 try db.execute(sql: migration.sql)
+                if migration.keysApps {
+                    for statement in AppKeyMigration.statements(apps) {
+                        try db.execute(sql: statement.sql, arguments: SQLiteLivelineStore.arguments(statement.values))
+                    }
+                }
                 try db.execute(
                     sql: "INSERT INTO schema_version (version, applied_ms) VALUES (?, ?)",
                     arguments: [migration.version, Date().millisecondsSince1970])
             }
+            try AppKeyMigration.checkDefaultApp(apps, recorded: try String.fetchOne(db, sql: "SELECT default_app FROM store_apps"))
             return .commit
         }
     }

@@ -20,11 +20,15 @@ public struct SQLiteStoreConfiguration: Sendable {
     /// through pread(2) from the kernel's cache), within the noise of the shipped process's
     /// runs, and cost it 33 MiB.
     public var cacheMiB: Int
+    /// Whose rows a store from before apps were kept apart holds, for its migration.
+    public var apps: AppLayout
 
     public init(
-        path: String, busyTimeout: TimeInterval = 5, fullSync: Bool = false, maximumReaderCount: Int = 4, cacheMiB: Int = 2
+        path: String, busyTimeout: TimeInterval = 5, fullSync: Bool = false, maximumReaderCount: Int = 4, cacheMiB: Int = 2,
+        apps: AppLayout = .standard
     ) {
         self.cacheMiB = max(1, cacheMiB)
+        self.apps = apps
         self.path = path
         self.busyTimeout = busyTimeout
         self.fullSync = fullSync
