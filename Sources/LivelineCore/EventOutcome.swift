@@ -53,8 +53,7 @@ public struct EventOutcome: Codable, Hashable, Sendable {
         self.outcome = outcome
         self.eventId = eventId
         self.domain = domain
-        let prefix = app.map { $0 + "/" }
-        self.activityId = prefix.map { activityId.hasPrefix($0) ? String(activityId.dropFirst($0.count)) : activityId } ?? activityId
+        self.activityId = AppKeys.id(of: activityId)
         self.bundleId = app
         self.reason = reason
         self.apnsId = apnsId
