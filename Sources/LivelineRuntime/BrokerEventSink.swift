@@ -50,14 +50,7 @@ public final class BrokerEventSink: EventSink {
         let opening = connection.withLock { current in
             if let current { return current }
             let opening = Task { [amqp, topology, logger] in
-                let connection = try await connect(amqp, as: "api-events", logger: logger)
-                do {
-                    try await connection.declare(topology.amqp)
-                } catch {
-                    await connection.close()
-                    throw error
-                }
-                return connection
+                try await connectPublisher(amqp, topology: topology, as: "api-events", logger: logger)
             }
             current = opening
             return opening

@@ -15,12 +15,12 @@ public struct Demo: Sendable {
     public init() {}
 
     /// Registers the devices, publishes one run of the scenario with confirms, and returns
-    /// what was published, for printing.
+    /// what was published, for printing. `connection` is a publisher whose broker has the
+    /// topology (``withPublisher(_:topology:as:logger:_:)``).
     public func publishOnce(connection: AMQPConnection, store: any ActivityStore) async throws -> [String] {
         let suffix = String(UUID().uuidString.prefix(8).lowercased())
         let scenario = DemoScenario(userSuffix: suffix)
         try await scenario.registerDevices(in: store)
-        try await connection.declare(topology.amqp)
         let publisher = EventPublisher(connection: connection, source: "//demo.liveline", topology: topology)
         try await scenario.publish(with: publisher, badEventTo: topology.eventsExchange, store: store)
         var lines = ["published demo run \(suffix) to \(topology.eventsExchange) (every publish confirmed):"]

@@ -148,32 +148,13 @@ public func runRole(_ role: LivelineRole, config: ConfigReader, registry: Promet
 private func userEraser(_ role: RoleSettings, store: any ActivityStore, logger: Logger) -> ForgetUser {
     let (amqp, workers) = (role.common.amqp, role.workers)
     return { userID in
-        let connection = try await connect(amqp, as: "user-forget", logger: logger)
-        do {
-            try await connection.declare(workers.topology.amqp)
-            let summary = try await UserEraser(
+        let summary = try await withPublisher(amqp, topology: workers.topology, as: "user-forget", logger: logger) { connection in
+            try await UserEraser(
                 store: store, translator: Translator(configuration: workers.translator), publisher: connection,
                 topology: workers.topology
             ).forget(userID)
-            await connection.close()
-            return (summary.ended, summary.erased)
-        } catch {
-            await connection.close()
-            throw error
         }
-    }
-}
-
-/// Connects to the broker. A long-running role passes `retry`, so it waits for a broker
-/// that is not up yet; a one-shot command fails at once and says why.
-public func connect(
-    _ configuration: AMQPConfiguration, as name: String, logger: Logger, retry: StartupRetry? = nil
-) async throws -> AMQPConnection {
-    var configuration = configuration
-    configuration.connectionName = "liveline-\(name)"
-    guard let retry else { return try await AMQPConnection.connect(configuration, logger: logger) }
-    return try await retry.run("broker (\(name))", logger: logger) {
-        try await AMQPConnection.connect(configuration, logger: logger)
+        return (summary.ended, summary.erased)
     }
 }
 
@@ -235,7 +216,7 @@ struct RoleSettings {
     init(_ role: LivelineRole, config: ConfigReader) throws {
         self.role = role
         common = try LivelineSettings(config: config)
-        workers = try WorkerSettings(config: config)
+        workers = try WorkerSettings(config: config, domains: common.domains)
         switch role {
         case .translator:
             // A channel domain's channels are opened by the translator, before the first push.

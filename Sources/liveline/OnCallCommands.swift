@@ -131,7 +131,7 @@ struct DLQCommand: AsyncParsableCommand {
             let settings = try LivelineSettings(config: config)
             let filter = try filters.filter(settings.domains)
             // Replayed jobs go to their send shard, so the shard counts must be the workers'.
-            let workers = try WorkerSettings(config: config)
+            let workers = try WorkerSettings(config: config, domains: settings.domains)
             let topology = workers.topology
             let logger = onCallLogger(options)
             try await settings.store.withStore(logger: logger, apps: settings.apps) { store in
@@ -147,20 +147,22 @@ struct DLQCommand: AsyncParsableCommand {
                     }
                     guard Terminal.confirm("replay \(total) dead letter(s)?") else { throw OnCallError("not confirmed; nothing replayed") }
                 }
-                let connection = dryRun ? nil : try await connect(settings.amqp, as: "dlq-replay", logger: logger)
                 let progress = ReplayProgress(total: total, json: json, verbose: dryRun)
-                let summary: DeadLetterReplay.Summary
-                do {
+                func replay(through connection: AMQPConnection?) async throws -> DeadLetterReplay.Summary {
                     var replay = DeadLetterReplay(store: store, connection: connection, topology: topology)
                     if !workers.outcomes.isEmpty {
                         replay.outcomes = OutcomeReporter(domains: workers.outcomes, topology: topology, stage: .dlq)
                     }
-                    summary = try await replay.run(matching: filter, limit: limit, force: force, dryRun: dryRun) { progress.record($0) }
-                } catch {
-                    await connection?.close()
-                    throw error
+                    return try await replay.run(matching: filter, limit: limit, force: force, dryRun: dryRun) { progress.record($0) }
                 }
-                await connection?.close()
+                let summary: DeadLetterReplay.Summary
+                if dryRun {
+                    summary = try await replay(through: nil)
+                } else {
+                    summary = try await withPublisher(settings.amqp, topology: topology, as: "dlq-replay", logger: logger) {
+                        try await replay(through: $0)
+                    }
+                }
                 if !dryRun {
                     var parameters = filters.parameters
                     parameters["limit"] = "\(limit)"
@@ -387,7 +389,7 @@ struct PublishCommand: AsyncParsableCommand {
         let logger = onCallLogger(options)
         let config = try await LivelineSettings.reader(file: options.config)
         let settings = try LivelineSettings(config: config)
-        let workers = try WorkerSettings(config: config)
+        let workers = try WorkerSettings(config: config, domains: settings.domains)
         let translator = Translator(configuration: workers.translator)
         let body = try eventBody(translator)
         let event = try translator.validateForPublishing(body)
@@ -397,9 +399,7 @@ struct PublishCommand: AsyncParsableCommand {
             return
         }
         let topology = workers.topology
-        let connection = try await connect(settings.amqp, as: "publish", logger: logger)
-        do {
-            try await connection.declare(topology.amqp)
+        try await withPublisher(settings.amqp, topology: topology, as: "publish", logger: logger) { connection in
             try await connection.publish(AMQPMessage(
                 exchange: topology.eventsExchange, routingKey: event.envelope.type, body: body,
                 properties: AMQPProperties(
@@ -407,11 +407,7 @@ struct PublishCommand: AsyncParsableCommand {
                     headers: [LivelineTopology.activityHeader: .string(AppKeys.id(of: event.activityId))], persistent: true,
                     messageID: event.id, timestamp: event.time.date, type: event.envelope.type),
                 mandatory: true))
-        } catch {
-            await connection.close()
-            throw error
         }
-        await connection.close()
         try await settings.store.withStore(logger: logger, apps: settings.apps) { store in
             try await audit.record(
                 "publish",
@@ -463,19 +459,14 @@ struct DemoCommand: AsyncParsableCommand {
         let config = try await LivelineSettings.reader(file: options.config)
         let settings = try LivelineSettings(config: config)
         var demo = Demo()
-        demo.topology = try WorkerSettings(config: config).topology
+        demo.topology = try WorkerSettings(config: config, domains: settings.domains).topology
         try await settings.store.withStore(logger: logger, apps: settings.apps) { store in
-            let connection = try await connect(settings.amqp, as: "demo", logger: logger)
-            do {
+            try await withPublisher(settings.amqp, topology: demo.topology, as: "demo", logger: logger) { connection in
                 repeat {
                     for line in try await demo.publishOnce(connection: connection, store: store) { print(line) }
                     if let every { try await Task.sleep(for: .seconds(every)) }
                 } while every != nil && !Task.isCancelled
-            } catch {
-                await connection.close()
-                throw error
             }
-            await connection.close()
         }
     }
 }

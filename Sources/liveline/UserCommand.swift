@@ -33,7 +33,7 @@ struct UserCommand: AsyncParsableCommand {
             let logger = onCallLogger(options)
             let config = try await LivelineSettings.reader(file: options.config)
             let settings = try LivelineSettings(config: config)
-            let workers = try WorkerSettings(config: config)
+            let workers = try WorkerSettings(config: config, domains: settings.domains)
             let userApp = try app.resolve(workers.translator)
             let user = workers.translator.keys.key(app: userApp, id: userID)
             try await settings.store.withStore(logger: logger, apps: settings.apps) { store in
@@ -44,19 +44,11 @@ struct UserCommand: AsyncParsableCommand {
                     }
                 }
                 let topology = workers.topology
-                let connection = try await connect(settings.amqp, as: "user-forget", logger: logger)
-                let summary: UserEraser.Summary
-                do {
-                    try await connection.declare(topology.amqp)
-                    summary = try await UserEraser(
-                        store: store, translator: Translator(configuration: workers.translator), publisher: connection,
-                        topology: topology
+                let summary = try await withPublisher(settings.amqp, topology: topology, as: "user-forget", logger: logger) {
+                    try await UserEraser(
+                        store: store, translator: Translator(configuration: workers.translator), publisher: $0, topology: topology
                     ).forget(user)
-                } catch {
-                    await connection.close()
-                    throw error
                 }
-                await connection.close()
                 try await audit.record(
                     "user forget", parameters: ["user": AuditEntry.erasedUser(userID), "app": userApp],
                     outcome: "ended \(summary.ended) live activities (\(summary.endPushes) push(es)); removed \(summary.erased.total) row(s)",

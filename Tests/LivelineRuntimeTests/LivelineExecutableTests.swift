@@ -1,11 +1,13 @@
 import Foundation
+import LivelineAMQP
 import LivelineBenchSupport
+import LivelineMessaging
 import LivelineStore
 import LivelineTestSupport
 import Testing
 
 /// The `liveline` binary itself, as on-call runs it: its output and its exit codes, for
-/// `publish`, `trace`, `dlq list`, `demo` and the workers. The commands that read a store get
+/// `publish`, `trace`, `dlq list` and `replay`, `demo` and the workers. The commands that read a store get
 /// a SQLite file of their own; those that need the broker get a virtual host of their own on
 /// the one `scripts/test` starts, so the default topology's names touch nothing else there.
 @Suite(.timeLimit(.minutes(2)))
@@ -364,6 +366,41 @@ struct LivelineExecutableTests {
                 let refused = try await Self.liveline(["demo"], environment)
                 #expect(refused.status == 1)
                 #expect(!refused.errors.isEmpty)
+            }
+        }
+    }
+
+    /// `dlq replay` into a broker that has no topology yet declares it, so the event waits in
+    /// its translate queue for the workers; once the broker is laid out for other shard counts
+    /// than the settings', a replay refuses, naming the setting, and the letter stays as it was.
+    @Test func aReplayDeclaresTheTopologyOnAFreshBrokerAndRefusesAnotherLayout() async throws {
+        let t0 = Date(timeIntervalSince1970: 1_795_000_000)
+        try await Self.withVirtualHost { url in
+            try await Self.withStoreFile({ store in
+                _ = try await store.keepDeadLetters([DeadLetterRecord(
+                    id: "letter-0", reason: "invalid-event", source: .translator, message: "m", domain: "ride", activityID: "r-1",
+                    eventID: "e-1", payloadKind: .event, body: Data("{}".utf8), routingKey: "ride.status", attempts: 1,
+                    firstFailedAt: t0, lastFailedAt: t0, keptAt: t0, deaths: [])])
+            }) { settings in
+                var environment = settings
+                environment["LIVELINE_AMQP_URL"] = url
+                let replay = try await Self.liveline(["dlq", "replay", "--yes"], environment)
+                #expect(replay.status == 0, "\(replay.errors)")
+                #expect(replay.lines.last == "replayed 1, skipped 0, failed 0", "\(replay.output)")
+                let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: url))
+                let waiting = try await connection.messageCount(queue: LivelineTopology().translate.queue(0))
+                await connection.close()
+                #expect(waiting == 1, "the replayed event waits in the translate queue the replay declared")
+
+                environment["LIVELINE_TRANSLATE_SHARDS"] = "2"
+                let refused = try await Self.liveline(["dlq", "replay", "--yes", "--force"], environment)
+                #expect(refused.status == 1)
+                #expect(
+                    refused.errors.contains("liveline.translate.shards is 2, but the broker's liveline.translate has 1 shard(s)"),
+                    "\(refused.errors)")
+                let list = try await Self.liveline(["dlq", "list", "--state", "replayed", "--json"], environment)
+                let document = try #require(try JSONSerialization.jsonObject(with: Data(list.output.utf8)) as? [String: Any])
+                #expect(document["total"] as? Int == 1, "the refused replay left the letter as the first replay marked it")
             }
         }
     }

@@ -285,7 +285,7 @@ struct GamePipelineTests {
             let channelID = try #require(try await translator.store.channel(domain: "score", key: "g-ahead")).channelID
             let sweeper = ChannelSweeper(
                 store: translator.store, clients: APNsClientDirectory([sender.client(Self.bundle)]), apps: [Self.bundle],
-                settings: .init(orphanGrace: .milliseconds(10)), logger: Broker.logger)
+                keys: AppKeys(defaultApp: Self.bundle), settings: .init(orphanGrace: .milliseconds(10)), logger: Broker.logger)
             #expect(try await sweeper.sweep(now: Date().addingTimeInterval(hoursAhead * 3_600)) == 0, "kept through the wait")
 
             try await translator.publisher.publish(try Self.game("g-ahead", home: 0, topics: ["team:hom"], at: 0))

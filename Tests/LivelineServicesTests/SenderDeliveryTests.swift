@@ -212,7 +212,7 @@ import Testing
             let foreign = try await client.createChannel()
             let sweeper = ChannelSweeper(
                 store: harness.store, clients: APNsClientDirectory([client]), apps: [client.bundleID],
-                settings: .init(orphanGrace: .milliseconds(10)), logger: SenderBroker.logger)
+                keys: AppKeys(defaultApp: client.bundleID), settings: .init(orphanGrace: .milliseconds(10)), logger: SenderBroker.logger)
 
             #expect(try await sweeper.sweep(now: now) == 4)
             let atAPNs = Set(harness.simulator.channelIDs(bundleID: client.bundleID))
@@ -259,7 +259,7 @@ import Testing
                 for deployment in [harness.store, other] {
                     let sweeper = ChannelSweeper(
                         store: deployment, clients: APNsClientDirectory([client]), apps: [client.bundleID],
-                        settings: .init(orphanGrace: .milliseconds(10)), logger: SenderBroker.logger)
+                        keys: AppKeys(defaultApp: client.bundleID), settings: .init(orphanGrace: .milliseconds(10)), logger: SenderBroker.logger)
                     deleted += await sweeper.deleteOrphans()
                     deleted += try await sweeper.sweep(now: now)
                 }

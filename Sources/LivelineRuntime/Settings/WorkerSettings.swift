@@ -81,7 +81,13 @@ public struct WorkerSettings: Sendable {
     }
 
     public init(config: ConfigReader) throws {
-        translator = try Self.translator(config)
+        try self.init(config: config, domains: Self.translator(config))
+    }
+
+    /// With the domains that ``LivelineSettings/domains`` holds, so the domains file is read
+    /// once, and the two cannot differ.
+    public init(config: ConfigReader, domains: TranslatorConfiguration) throws {
+        translator = domains
 
         traceRetentionDays = try Setting.traceRetention.integer(config)
         activityRetentionDays = try Setting.activityRetention.integer(config)

@@ -68,15 +68,15 @@ public struct ChannelSweeper: Service {
 
     /// - Parameters:
     ///   - apps: the apps of the channel domains (`DomainConfiguration.apps`).
-    ///   - keys: how a channel's key names its app; the first of `apps` is the default without it.
+    ///   - keys: how a channel's key names its app (``TranslatorConfiguration/keys``).
     public init(
-        store: any ActivityStore, clients: APNsClientDirectory, apps: [String], keys: AppKeys? = nil, settings: Settings = Settings(),
+        store: any ActivityStore, clients: APNsClientDirectory, apps: [String], keys: AppKeys, settings: Settings = Settings(),
         logger: Logger
     ) {
         self.store = store
         self.clients = clients
         self.apps = Set(apps).sorted()
-        self.keys = keys ?? AppKeys(defaultApp: apps.first ?? "")
+        self.keys = keys
         self.keeper = ChannelKeeper(store: store, logger: logger)
         self.settings = settings
         self.logger = logger

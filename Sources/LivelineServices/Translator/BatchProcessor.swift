@@ -158,8 +158,7 @@ struct BatchProcessor: Sendable {
             case .success(let event):
                 if incomingByEventId[event.id] == nil { incomingByEventId[event.id] = message }
             case .failure(let error):
-                let letter = RejectedEvent.deadLetter(
-                    body: body, error: error, at: nowTime, keys: translator.configuration.keys, appOfDomain: { [translator] in translator.domain(named: $0)?.bundleId })
+                let letter = RejectedEvent.deadLetter(body: body, error: error, at: nowTime, translator: translator)
                 let message = try OutgoingMessage.deadLetter(letter, encoder: encoder, topology: topology)
                 outgoing.append(message)
                 deadLettered[letter.reason.rawValue, default: 0] += 1

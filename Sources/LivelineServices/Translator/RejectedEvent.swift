@@ -7,10 +7,8 @@ import LivelineCore
 enum RejectedEvent {
     /// Builds the dead letter, with the domain, activity and event id when the bytes
     /// still reveal them, so on-call can filter a bad producer's letters. The activity is
-    /// keyed within the app the event names, else its domain's (`appOfDomain`), when known.
-    static func deadLetter(
-        body: Data, error: EventError, at now: EventTime, keys: AppKeys? = nil, appOfDomain: (String) -> String? = { _ in nil }
-    ) -> DeadLetter {
+    /// keyed within the app the event names, else its domain's, when the translator knows it.
+    static func deadLetter(body: Data, error: EventError, at now: EventTime, translator: Translator) -> DeadLetter {
         var letter = DeadLetter(rejecting: body, error: error, at: now)
         switch error {
         case .notJSON, .tooLarge:
@@ -21,8 +19,8 @@ enum RejectedEvent {
             letter.eventId = identity.eventId
             letter.domain = identity.domain
             letter.activityId = identity.activityId.map { id in
-                guard let keys, let app = identity.bundleId ?? identity.domain.flatMap(appOfDomain) else { return id }
-                return keys.key(app: app, id: id)
+                guard let app = identity.bundleId ?? identity.domain.flatMap({ translator.domain(named: $0)?.bundleId }) else { return id }
+                return translator.configuration.keys.key(app: app, id: id)
             }
             return letter
         }
