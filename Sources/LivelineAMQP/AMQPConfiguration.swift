@@ -70,6 +70,12 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
     /// counts in messages whatever their size. Publish confirms wait with the rest, so give
     /// it to a connection that only consumes. `nil` (the default): the prefetch alone.
     public var maximumHeldBytes: Int? = nil
+    /// How long ``AMQPConnection/open()`` keeps trying for the first connection, waiting as a
+    /// reconnect does between rounds of the brokers, before it fails with the last error.
+    /// Zero (the default) tries each broker once: a one-shot command says at once that the
+    /// broker is not there, while a worker waits for one that is still starting. Refused
+    /// credentials and TLS failures end the wait at once.
+    public var firstConnectionPatience: Duration = .zero
 
     /// TLS (amqps) settings. TLS 1.2 is the minimum version.
     public struct TLS: Sendable {

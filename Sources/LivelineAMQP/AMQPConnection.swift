@@ -31,21 +31,47 @@ public enum AMQPConnectionState: Sendable, Equatable {
 ///
 /// Use separate connections for publishing and consuming, so a publisher blocked by a
 /// broker resource alarm (`connection.blocked`) never stalls acks.
+///
+/// **Opening.** ``connect(_:logger:)`` makes and opens a connection in one step. A service
+/// that owns its connections makes them first (``init(_:logger:)``) and opens them when it
+/// runs: whatever is asked of a connection before it is up (a declare, a consume, a publish)
+/// waits for it, and fails with the reason if it never comes up.
 public final class AMQPConnection: Sendable {
     let driver: ConnectionDriver
 
-    private init(driver: ConnectionDriver) {
-        self.driver = driver
+    /// A connection not opened yet: nothing touches the network until ``open()``.
+    public init(_ configuration: AMQPConfiguration, logger: Logger = Logger(label: "liveline.amqp")) throws {
+        driver = try ConnectionDriver(configuration: configuration, logger: logger)
     }
 
-    /// Connects, or throws the first attempt's error. Later breaks are repaired automatically.
+    /// Connects, or throws the first connection's error. Later breaks are repaired automatically.
     public static func connect(
         _ configuration: AMQPConfiguration,
         logger: Logger = Logger(label: "liveline.amqp")
     ) async throws -> AMQPConnection {
-        let driver = try ConnectionDriver(configuration: configuration, logger: logger)
-        try await driver.start()
-        return AMQPConnection(driver: driver)
+        let connection = try AMQPConnection(configuration, logger: logger)
+        do {
+            try await connection.open()
+        } catch {
+            await connection.close()
+            throw error
+        }
+        return connection
+    }
+
+    /// Opens the connection and returns once it is up, or throws the last broker's error
+    /// once ``AMQPConfiguration/firstConnectionPatience`` is spent (at once for refused
+    /// credentials or TLS). Later breaks are repaired automatically. A connection opens once.
+    /// Cancelling ends the wait; the connection goes on trying until ``close(grace:)``.
+    public func open() async throws {
+        try await driver.open()
+    }
+
+    /// Returns once the connection is up for the first time (at once if it has been), or
+    /// throws why it never will be: its first connection failed, or it was closed first.
+    /// Cancelling ends the wait, so a service can stop waiting when it is told to stop.
+    public func opened() async throws {
+        try await driver.opened()
     }
 
     /// Where the connection stands now.

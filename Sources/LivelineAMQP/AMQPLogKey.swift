@@ -13,6 +13,8 @@ public enum AMQPLogKey: String, LogKey {
     case attempt = "amqp.attempt"
     /// Attempts it took to reconnect.
     case attempts = "amqp.attempts"
+    /// The wait before the next round of the brokers, while the first connection waits for one.
+    case retryIn = "amqp.retry_in"
     case queue = "amqp.queue"
     case error = "amqp.error"
 }

@@ -21,6 +21,9 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
         var confirmTimeout: Duration
         var backoff: AMQPConfiguration.Backoff
         var maxUnconfirmedPublishes: Int
+        /// How long the first connection keeps trying, with backoff between rounds of the
+        /// brokers; zero tries each broker once (``AMQPConfiguration/firstConnectionPatience``).
+        var firstConnectionPatience: Duration = .zero
         /// A value in 0...1 that spreads the reconnect waits of many clients (full jitter).
         var jitter: @Sendable () -> Double = { Double.random(in: 0...1) }
 
@@ -30,11 +33,12 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
             confirmTimeout = configuration.confirmTimeout
             backoff = configuration.reconnect
             maxUnconfirmedPublishes = configuration.maxUnconfirmedPublishes
+            firstConnectionPatience = configuration.firstConnectionPatience
         }
 
         init(
             brokerCount: Int, heartbeat: Duration, confirmTimeout: Duration = .zero,
-            backoff: AMQPConfiguration.Backoff, maxUnconfirmedPublishes: Int,
+            backoff: AMQPConfiguration.Backoff, maxUnconfirmedPublishes: Int, firstConnectionPatience: Duration = .zero,
             jitter: @escaping @Sendable () -> Double
         ) {
             self.brokerCount = brokerCount
@@ -42,6 +46,7 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
             self.confirmTimeout = confirmTimeout
             self.backoff = backoff
             self.maxUnconfirmedPublishes = maxUnconfirmedPublishes
+            self.firstConnectionPatience = firstConnectionPatience
             self.jitter = jitter
         }
     }
@@ -49,7 +54,8 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
     enum State {
         /// Not started yet.
         case idle
-        /// The first connection: every broker is tried once, in order, without waiting.
+        /// The first connection: every broker is tried once, in order, without waiting; with
+        /// patience, round after round with backoff between them. `tried` counts this round's.
         case connecting(broker: Int, tried: Int)
         case open(broker: Int)
         /// The broker sent `connection.blocked` (a resource alarm): publishes wait.
@@ -97,7 +103,8 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
         var failing: [Publish]
         /// End these consumers' sequences.
         var consumers: [Consumer]
-        /// Set when the first connection failed on every broker: `start()` throws it.
+        /// Set when the first connection failed on every broker, its patience spent:
+        /// `open()` throws it.
         var startupError: AMQPError?
     }
 
@@ -132,6 +139,10 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
 
     private var lastInbound: Instant
     private var lastHeartbeatSent: Instant
+    /// When the first connection gives up: its start plus its patience.
+    private var firstConnectionDeadline: Instant?
+    /// Rounds of the brokers the first connection has failed, which its waits grow with.
+    private var firstConnectionRounds = 0
 
     private var confirms = ConfirmTracker<Publish>()
     /// The oldest unconfirmed publish's tag and when a tick first saw it oldest, so the wait
@@ -218,6 +229,7 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
     mutating func start(now: Instant) -> Action {
         guard case .idle = state else { return .none }
         state = .connecting(broker: 0, tried: 0)
+        firstConnectionDeadline = now.advanced(by: settings.firstConnectionPatience)
         return .connect(broker: 0)
     }
 
@@ -255,12 +267,21 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
     mutating func connectFailed(_ error: AMQPError, now: Instant) -> Action {
         switch state {
         case .connecting(let broker, let tried):
-            guard tried + 1 < settings.brokerCount else { return finish(.none, startupError: error) }
-            // The first connection tries each broker once and fails with the last one's error;
-            // the caller decides whether to try again later.
             let next = nextBroker(after: broker)
-            state = .connecting(broker: next, tried: tried + 1)
-            return .connect(broker: next)
+            guard tried + 1 >= settings.brokerCount else {
+                state = .connecting(broker: next, tried: tried + 1)
+                return .connect(broker: next)
+            }
+            // Every broker failed this round. Without patience, or past it, or on what waiting
+            // cannot fix (credentials, TLS), the first connection fails with the last error;
+            // otherwise it waits as a reconnect does and tries them all again.
+            let wait = backoff(attempt: firstConnectionRounds)
+            guard !error.isFatal, let deadline = firstConnectionDeadline, now.advanced(by: wait) < deadline else {
+                return finish(.none, startupError: error)
+            }
+            firstConnectionRounds += 1
+            state = .connecting(broker: next, tried: 0)
+            return .reconnect(Reconnect(dropping: nil, broker: next, after: wait))
         case .reconnecting(let broker, let attempt, _):
             let next = nextBroker(after: broker)
             state = .reconnecting(broker: next, attempt: attempt + 1, lastError: error)
@@ -288,8 +309,10 @@ struct ConnectionStateMachine<Clock: _Concurrency.Clock, Publish, Consumer> wher
     }
 
     mutating func backoffElapsed(now: Instant) -> Action {
-        guard case .reconnecting(let broker, _, _) = state else { return .none }
-        return .connect(broker: broker)
+        switch state {
+        case .connecting(let broker, _), .reconnecting(let broker, _, _): return .connect(broker: broker)
+        default: return .none
+        }
     }
 
     mutating func brokerBlocked() {

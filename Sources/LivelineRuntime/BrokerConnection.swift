@@ -1,20 +1,40 @@
 import LivelineAMQP
 import LivelineMessaging
 import Logging
+import ServiceLifecycle
 
-// Tests: Tests/LivelineRuntimeTests/LivelineExecutableTests.swift, Tests/LivelineRuntimeTests/EventIntakeTests.swift
+// Tests: Tests/LivelineRuntimeTests/LivelineExecutableTests.swift, Tests/LivelineRuntimeTests/EventIntakeTests.swift, Tests/LivelineRuntimeTests/ServiceGraphTests.swift
 
-/// Connects to the broker. A long-running role passes `retry`, so it waits for a broker
-/// that is not up yet; a one-shot command fails at once and says why.
-public func connect(
-    _ configuration: AMQPConfiguration, as name: String, logger: Logger, retry: StartupRetry? = nil
-) async throws -> AMQPConnection {
+/// One of a role's broker connections, as a service of the role's group. It opens when the
+/// group runs, waiting for a broker that is still starting (its
+/// ``AMQPConfiguration/firstConnectionPatience``), and closes when the group stops it. A group
+/// stops its services in the reverse of their order, so a connection listed before the
+/// services that use it closes only once they have drained and acked. What they ask of it
+/// before it is up waits for it.
+struct BrokerConnectionService: Service {
+    let connection: AMQPConnection
+
+    func run() async throws {
+        do {
+            // Told to stop while the broker is still not up, it stops waiting.
+            try await cancelWhenGracefulShutdown { [connection] in try await connection.open() }
+        } catch is CancellationError where Task.isShuttingDownGracefully {
+        } catch {
+            await connection.close()
+            throw error
+        }
+        try? await gracefulShutdown()
+        await connection.close()
+    }
+}
+
+/// Connects a one-shot command (or the api, per use) to the broker, named `liveline-<name>`
+/// as the broker's management shows it: a broker that is not there fails it at once, saying
+/// why. The long-running roles' connections wait for theirs instead (``BrokerConnectionService``).
+public func connect(_ configuration: AMQPConfiguration, as name: String, logger: Logger) async throws -> AMQPConnection {
     var configuration = configuration
     configuration.connectionName = "liveline-\(name)"
-    guard let retry else { return try await AMQPConnection.connect(configuration, logger: logger) }
-    return try await retry.run("broker (\(name))", logger: logger) {
-        try await AMQPConnection.connect(configuration, logger: logger)
-    }
+    return try await AMQPConnection.connect(configuration, logger: logger)
 }
 
 /// Connects something that publishes into the pipeline from outside the workers (the api's

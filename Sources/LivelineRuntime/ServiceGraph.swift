@@ -34,7 +34,9 @@ public enum LivelineRole: String, Sendable, CaseIterable {
     }
 }
 
-/// A role's services, wired and ready to run, and what to close once they have stopped.
+/// A role's services, wired and ready to run in one group, in an order that is also their
+/// shutdown order, reversed: the broker connections and the APNs clients come before the
+/// services that use them, so they close only after those have drained.
 public struct ServiceGraph: Sendable {
     /// Run these in one `ServiceGroup`.
     public var services: [any Service]
@@ -45,18 +47,30 @@ public struct ServiceGraph: Sendable {
     /// The api's publisher of events taken over HTTPS, if the role is the api.
     var eventSink: BrokerEventSink?
 
-    /// Opens a broker connection for the graph's services, which ``shutdown()`` closes.
+    /// A broker connection for the graph's services: made here, opened and closed by a
+    /// service of its own, listed now, before the services that will use it. With `retry`,
+    /// its first connection waits for a broker that is not up yet, for as long.
     mutating func connect(
-        _ name: String, _ settings: LivelineSettings, maximumHeldBytes: Int? = nil, logger: Logger, retry: StartupRetry?
-    ) async throws -> AMQPConnection {
+        _ name: String, _ settings: LivelineSettings, maximumHeldBytes: Int? = nil, retry: StartupRetry?, logger: Logger
+    ) throws -> AMQPConnection {
         var amqp = settings.amqp
         amqp.maximumHeldBytes = maximumHeldBytes
-        let connection = try await LivelineRuntime.connect(amqp, as: name, logger: logger, retry: retry)
+        amqp.connectionName = "liveline-\(name)"
+        amqp.firstConnectionPatience = retry?.limit ?? .zero
+        let connection = try AMQPConnection(amqp, logger: logger)
         brokers.append((name, connection))
+        services.append(BrokerConnectionService(connection: connection))
         return connection
     }
 
-    /// Closes the broker connections and APNs clients, after the services stopped.
+    /// The APNs clients the services send through, closed by a service listed now, before them.
+    mutating func send(through clients: APNsClientDirectory) {
+        apns = clients
+        services.append(ClosingService { await clients.shutdown() })
+    }
+
+    /// Closes what a graph opened when its services never ran: building failed part way, or
+    /// a test looked at the graph. A graph that ran closed everything as its group stopped.
     public func shutdown() async {
         for broker in brokers { await broker.connection.close() }
         await eventSink?.close()
@@ -64,12 +78,24 @@ public struct ServiceGraph: Sendable {
     }
 }
 
+/// Closes something its role's services use once they have stopped: listed before them in
+/// the group, it is stopped after them.
+struct ClosingService: Service {
+    let close: @Sendable () async -> Void
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await close()
+    }
+}
+
 /// The composition root: every role's services, built from settings alone.
 ///
 /// The executable only parses arguments and runs what this returns, so a test can build any
 /// role's whole graph in memory, from an in-memory `ConfigReader` and a store of its own, and
-/// look at what would run. Broker connections are opened here (with `retry`, a broker that is
-/// not up yet is waited for); if building fails part way, what was opened is closed again.
+/// look at what would run, with no broker: nothing here touches the network. The broker
+/// connections open when the graph's group runs (with `retry`, waiting for a broker that is
+/// not up yet).
 public func buildServices(
     role: LivelineRole, config: ConfigReader, store: any ActivityStore, registry: PrometheusCollectorRegistry,
     logger: Logger, retry: StartupRetry? = StartupRetry()
@@ -83,12 +109,13 @@ func buildServices(
     var graph = ServiceGraph(services: [], brokers: [], apns: nil, eventSink: nil)
     do {
         switch role.role {
-        case .translator: try await buildTranslator(into: &graph, role, store: store, registry: registry, logger: logger, retry: retry)
-        case .sender: try await buildSender(into: &graph, role, store: store, registry: registry, logger: logger, retry: retry)
+        case .translator: try buildTranslator(into: &graph, role, store: store, registry: registry, logger: logger, retry: retry)
+        case .sender: try buildSender(into: &graph, role, store: store, registry: registry, logger: logger, retry: retry)
         case .api:
             let sink = BrokerEventSink(
                 amqp: role.common.amqp, topology: role.workers.topology, timeout: role.common.api.publishTimeout, logger: logger)
             graph.eventSink = sink
+            graph.services.append(ClosingService { await sink.close() })
             var configuration = role.api!
             configuration.events = EventIntakeConfiguration(
                 translator: Translator(configuration: role.workers.translator), producers: role.common.api.producers, sink: sink,
@@ -132,14 +159,17 @@ public func runRole(_ role: LivelineRole, config: ConfigReader, registry: Promet
         logger: logger, retry: StartupRetry(), sqliteCacheMiB: settings.sqliteCacheMiB, apps: settings.apps
     ) { store in
         let graph = try await buildServices(plan, store: store, registry: registry, logger: logger, retry: StartupRetry())
-        do {
-            try await runUntilSignalled(graph.services, drainTimeout: settings.ops.drainTimeout, logger: logger)
-        } catch {
-            await graph.shutdown()
-            throw error
-        }
-        await graph.shutdown()
+        try await runUntilSignalled(graph.services, drainTimeout: settings.ops.drainTimeout, logger: logger)
     }
+}
+
+/// `liveline dlq keep`: the dead-letter keeper alone, its connection a service beside it,
+/// until SIGTERM or SIGINT.
+public func runDeadLetterKeeper(_ settings: LivelineSettings, store: any ActivityStore, logger: Logger) async throws {
+    var graph = ServiceGraph(services: [], brokers: [], apns: nil, eventSink: nil)
+    let connection = try graph.connect("dead-letter-keeper", settings, retry: StartupRetry(), logger: logger)
+    graph.services.append(DeadLetterKeeper(connection: connection, store: store, logger: logger))
+    try await runUntilSignalled(graph.services, logger: logger)
 }
 
 /// `DELETE /v1/me`'s erasure. It connects to the broker for each erasure, to publish the
@@ -264,14 +294,12 @@ struct RoleSettings {
 private func buildTranslator(
     into graph: inout ServiceGraph, _ role: RoleSettings, store: any ActivityStore, registry: PrometheusCollectorRegistry,
     logger: Logger, retry: StartupRetry?
-) async throws {
+) throws {
     let (settings, workers) = (role.common, role.workers)
-    graph.apns = try role.apns?.clients(logger: logger)
-    let consumer = try await graph.connect("translator-in", settings, logger: logger, retry: retry)
-    let publisher = try await graph.connect("translator-out", settings, logger: logger, retry: retry)
-    let balance = try await graph.connect("translator-balance", settings, logger: logger, retry: retry)
-    try await workers.topology.checkShardCounts(on: publisher)
-    try await publisher.declare(workers.topology.amqp)
+    if let clients = try role.apns?.clients(logger: logger) { graph.send(through: clients) }
+    let consumer = try graph.connect("translator-in", settings, retry: retry, logger: logger)
+    let publisher = try graph.connect("translator-out", settings, retry: retry, logger: logger)
+    let balance = try graph.connect("translator-balance", settings, retry: retry, logger: logger)
     let health = WorkLoopHealth(stallAfter: settings.ops.stallAfter)
     graph.services.append(
         TranslatorService(
@@ -296,16 +324,15 @@ private func buildTranslator(
 private func buildSender(
     into graph: inout ServiceGraph, _ role: RoleSettings, store: any ActivityStore, registry: PrometheusCollectorRegistry,
     logger: Logger, retry: StartupRetry?
-) async throws {
+) throws {
     let (settings, workers) = (role.common, role.workers)
     let clients = try role.apns!.clients(logger: logger)
-    graph.apns = clients
-    let consuming = try await graph.connect(
-        "sender-in", settings, maximumHeldBytes: workers.senderPrefetchMiB << 20, logger: logger, retry: retry)
-    let publishing = try await graph.connect("sender-out", settings, logger: logger, retry: retry)
-    let balance = try await graph.connect("sender-balance", settings, logger: logger, retry: retry)
-    try await workers.topology.checkShardCounts(on: publishing)
-    try await publishing.declare(workers.topology.amqp)
+    graph.send(through: clients)
+    let consuming = try graph.connect("sender-in", settings, maximumHeldBytes: workers.senderPrefetchMiB << 20, retry: retry, logger: logger)
+    let publishing = try graph.connect("sender-out", settings, retry: retry, logger: logger)
+    let balance = try graph.connect("sender-balance", settings, retry: retry, logger: logger)
+    // The keeper consumes on a connection of its own, beside the sender's.
+    let keeping = workers.keeperEnabled ? try graph.connect("dead-letter-keeper", settings, retry: retry, logger: logger) : nil
     let health = WorkLoopHealth(stallAfter: settings.ops.stallAfter)
     graph.services.append(
         SenderService(
@@ -318,8 +345,6 @@ private func buildSender(
             store: store, clients: clients, apps: channelDomains.flatMap(\.apps), keys: workers.translator.keys,
             settings: ChannelSweeper.Settings(sweepsOrphans: workers.sweepsOrphanChannels), logger: logger))
     }
-    // The keeper consumes on a connection of its own, beside the sender's.
-    let keeping = workers.keeperEnabled ? try await graph.connect("dead-letter-keeper", settings, logger: logger, retry: retry) : nil
     if let keeping { graph.services.append(DeadLetterKeeper(connection: keeping, store: store, topology: workers.topology, logger: logger)) }
     let gauges = TransportGauges(
         registry: registry, health: health, brokers: graph.brokers,

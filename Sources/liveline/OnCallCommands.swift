@@ -228,9 +228,7 @@ struct DLQCommand: AsyncParsableCommand {
             let logger = options.logger("liveline.keeper")
             let settings = try await LivelineSettings.load(file: options.config)
             try await settings.store.withStore(logger: logger, retry: StartupRetry(), apps: settings.apps) { store in
-                let connection = try await connect(settings.amqp, as: "dead-letter-keeper", logger: logger, retry: StartupRetry())
-                try await runUntilSignalled([DeadLetterKeeper(connection: connection, store: store, logger: logger)], logger: logger)
-                await connection.close()
+                try await runDeadLetterKeeper(settings, store: store, logger: logger)
             }
         }
     }

@@ -41,6 +41,71 @@ struct AMQPIntegrationTests {
         }
     }
 
+    /// A connection made before it is opened takes work at once: the declare, the publish and
+    /// the count wait in its mailbox and go out, in order, once `open()` connects.
+    @Test func workGivenBeforeOpenGoesOutOnceItIsOpen() async throws {
+        try await withBroker {
+            let connection = try AMQPConnection(try Broker.configuration(), logger: Broker.logger)
+            #expect(connection.state == .connecting)
+            let queue = Broker.unique("before-open")
+            let work = Task {
+                try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: quorum)]))
+                try await connection.publish(message("early", to: queue))
+                return try await connection.messageCount(queue: queue)
+            }
+            try await connection.open()
+            #expect(try await work.value == 1)
+            await #expect(throws: AMQPError.self) { try await connection.open() }
+            try await connection.delete(queue: queue)
+            await connection.close()
+        }
+    }
+
+    /// A worker's first connection waits for a broker that is not up, within its patience,
+    /// then fails with the last error; what was given to it meanwhile fails with that error.
+    @Test func theFirstConnectionWaitsWithinItsPatienceThenFailsWhatWaited() async throws {
+        var configuration = try AMQPConfiguration(url: "amqp://guest:guest@127.0.0.1:1/%2f")
+        configuration.reconnect = .init(initial: .milliseconds(50), maximum: .milliseconds(100))
+        configuration.firstConnectionPatience = .milliseconds(600)
+        let connection = try AMQPConnection(configuration, logger: Broker.logger)
+        // `submit` is in the mailbox when it returns.
+        let receipt = connection.submit(contentsOf: [message("early", to: "never")])
+        let started = ContinuousClock.now
+        await #expect(throws: AMQPError.self) { try await connection.open() }
+        // Several rounds, not one: each refusal on port 1 is at once, so the waits are the time.
+        #expect(ContinuousClock.now - started >= .milliseconds(400))
+        let failure = await #expect(throws: AMQPPublishError.self) { try await receipt.confirmed() }
+        #expect(failure?.failures.first?.error.code == .connectionFailed, "\(String(describing: failure))")
+        #expect(connection.state == .closed)
+    }
+
+    /// A service that stops while its broker is still not up stops waiting (cancellation ends
+    /// `opened()`), and closing then ends the connection's own wait.
+    @Test func aWaitForTheFirstConnectionEndsWhenCancelledAndTheConnectionWhenClosed() async throws {
+        var configuration = try AMQPConfiguration(url: "amqp://guest:guest@127.0.0.1:1/%2f")
+        configuration.firstConnectionPatience = .seconds(60)
+        let connection = try AMQPConnection(configuration, logger: Broker.logger)
+        let opening = Task { try await connection.open() }
+        let waiting = Task { try await connection.opened() }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(connection.state == .connecting, "still trying")
+        await connection.close()
+        await #expect(throws: AMQPError.self) { try await opening.value }
+        await #expect(throws: AMQPError.self) { try await connection.opened() }
+    }
+
+    /// Closing a connection never opened answers what waited for it, and it cannot open after.
+    @Test func closingBeforeOpenFailsWhatWaitedAndReturns() async throws {
+        let connection = try AMQPConnection(try AMQPConfiguration(url: "amqp://guest:guest@127.0.0.1:1/%2f"), logger: Broker.logger)
+        let receipt = connection.submit(contentsOf: [message("early", to: "never")])
+        await connection.close()
+        let failure = await #expect(throws: AMQPPublishError.self) { try await receipt.confirmed() }
+        #expect(failure?.failures.first?.error.code == .connectionClosed)
+        #expect(connection.state == .closed)
+        await #expect(throws: AMQPError.self) { try await connection.open() }
+    }
+
     /// Publishes are framed by Liveline itself on plain TCP and by rabbitmq-c on TLS; both
     /// must carry every property and split bodies across frames exactly.
     @Test(arguments: ["LIVELINE_TEST_AMQP_URL", "LIVELINE_TEST_AMQPS_URL"])

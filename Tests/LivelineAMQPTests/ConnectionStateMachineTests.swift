@@ -13,13 +13,14 @@ import Testing
 
     /// Backoff 200 ms doubling up to 1 s; the jitter is fixed at its top so waits are exact.
     func machine(
-        brokers: Int = 1, heartbeat: Duration = .zero, confirmTimeout: Duration = .zero, maxUnconfirmed: Int = 100
+        brokers: Int = 1, heartbeat: Duration = .zero, confirmTimeout: Duration = .zero, maxUnconfirmed: Int = 100,
+        patience: Duration = .zero
     ) -> Machine {
         Machine(
             settings: .init(
                 brokerCount: brokers, heartbeat: heartbeat, confirmTimeout: confirmTimeout,
                 backoff: .init(initial: .milliseconds(200), maximum: .seconds(1)),
-                maxUnconfirmedPublishes: maxUnconfirmed, jitter: { 1 }),
+                maxUnconfirmedPublishes: maxUnconfirmed, firstConnectionPatience: patience, jitter: { 1 }),
             now: clock.now)
     }
 
@@ -63,6 +64,64 @@ import Testing
             machine.connectFailed(last, now: clock.now)
                 == .finish(.init(farewell: .none, failing: ["early"], consumers: [], startupError: last)))
         #expect(machine.publicState == .closed)
+    }
+
+    /// A worker's first connection waits for a broker that is still starting: round after
+    /// round of the brokers, with the reconnect backoff between rounds. It is still the first
+    /// connection when it opens, and what was queued meanwhile goes out on it.
+    @Test func theFirstConnectionWaitsForTheBrokerWithinItsPatience() {
+        var machine = machine(brokers: 2, patience: .seconds(2))
+        machine.enqueue(["early"])
+        #expect(machine.start(now: clock.now) == .connect(broker: 0))
+        #expect(machine.connectFailed(refused, now: clock.now) == .connect(broker: 1))
+        #expect(machine.connectFailed(refused, now: clock.now) == .reconnect(.init(dropping: nil, broker: 0, after: .milliseconds(200))))
+        #expect(machine.publicState == .connecting, "still the first connection, not a reconnect")
+        clock.advance(by: .milliseconds(200))
+        #expect(machine.backoffElapsed(now: clock.now) == .connect(broker: 0))
+        #expect(machine.connectFailed(refused, now: clock.now) == .connect(broker: 1))
+        #expect(machine.connectFailed(refused, now: clock.now) == .reconnect(.init(dropping: nil, broker: 0, after: .milliseconds(400))))
+        clock.advance(by: .milliseconds(400))
+        #expect(machine.backoffElapsed(now: clock.now) == .connect(broker: 0))
+        #expect(
+            machine.connectionEstablished(now: clock.now)
+                == .restore(.init(topologies: [], consumers: [], resend: [], reconnected: false)))
+        #expect(machine.restored(now: clock.now) == .none)
+        #expect(machine.state == .open(broker: 0))
+        #expect(machine.reconnects == 0)
+        #expect(machine.nextPublish()?.publish == "early")
+    }
+
+    @Test func theFirstConnectionFailsWhenTheNextWaitWouldPassItsPatience() {
+        var machine = machine(patience: .milliseconds(500))
+        machine.enqueue(["early"])
+        #expect(machine.start(now: clock.now) == .connect(broker: 0))
+        #expect(machine.connectFailed(refused, now: clock.now) == .reconnect(.init(dropping: nil, broker: 0, after: .milliseconds(200))))
+        clock.advance(by: .milliseconds(200))
+        #expect(machine.backoffElapsed(now: clock.now) == .connect(broker: 0))
+        // The next wait, 400 ms, would end at 600 ms, past the patience of 500.
+        #expect(
+            machine.connectFailed(refused, now: clock.now)
+                == .finish(.init(farewell: .none, failing: ["early"], consumers: [], startupError: refused)))
+        #expect(machine.publicState == .closed)
+    }
+
+    @Test func refusedCredentialsEndThePatienceAtOnce() {
+        var machine = machine(patience: .seconds(60))
+        #expect(machine.start(now: clock.now) == .connect(broker: 0))
+        let denied = AMQPError(.authenticationFailed, "the broker refused user guest")
+        #expect(
+            machine.connectFailed(denied, now: clock.now)
+                == .finish(.init(farewell: .none, failing: [], consumers: [], startupError: denied)))
+    }
+
+    @Test func closeWhileTheFirstConnectionWaitsFailsWhatWasQueued() {
+        var machine = machine(patience: .seconds(60))
+        machine.enqueue(["early"])
+        #expect(machine.start(now: clock.now) == .connect(broker: 0))
+        #expect(machine.connectFailed(refused, now: clock.now) == .reconnect(.init(dropping: nil, broker: 0, after: .milliseconds(200))))
+        #expect(
+            machine.closeRequested(grace: .seconds(5), now: clock.now)
+                == .finish(.init(farewell: .none, failing: ["early"], consumers: [], startupError: nil)))
     }
 
     @Test func lostConnectionReconnectsWithBackoffRotatingBrokers() {

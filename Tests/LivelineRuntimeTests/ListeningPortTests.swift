@@ -72,7 +72,8 @@ struct ListeningPortTests {
         let store = try SQLiteLivelineStore(configuration: .init(path: path))
         let graph = try await buildServices(
             role: .api, config: config, store: store, registry: PrometheusCollectorRegistry(), logger: Broker.logger, retry: nil)
-        let server = try #require(graph.services.first)
+        // The server is the api's last service, after the events' publisher that outlives it.
+        let server = try #require(graph.services.last)
         let error = await #expect(throws: PortError.self) { try await server.run() }
         #expect(error?.description == "liveline.api.port: port \(held.port) is already in use (LIVELINE_API_PORT)")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LivelineAMQP
+import LivelineMessaging
 import LivelineRuntime
 import LivelineServices
 import LivelineStore
@@ -9,66 +10,112 @@ import ServiceLifecycle
 import Testing
 
 /// `buildServices` is what `liveline translator|sender|api` run: each role's whole graph,
-/// built here from settings alone, against the real broker and a SQLite store of its own.
+/// built here from settings alone, with no broker (nothing is opened until the group runs),
+/// and a SQLite store of its own; then run in a group against the real broker.
 @Suite(.timeLimit(.minutes(2)))
 struct ServiceGraphTests {
+    /// Nothing listens on port 1: a graph that touched the broker while being built would fail.
+    static let noBroker = "amqp://guest:guest@127.0.0.1:1/%2f"
+
     static func graph(
-        _ role: LivelineRole, _ environment: [String: String] = [:], keys: APNsSettingsTests.Keys? = nil
+        _ role: LivelineRole, _ environment: [String: String] = [:], keys: APNsSettingsTests.Keys? = nil,
+        retry: StartupRetry? = nil
     ) async throws -> (ServiceGraph, SQLiteLivelineStore) {
         var environment = environment
-        environment["LIVELINE_AMQP_URL"] = Broker.url
+        environment["LIVELINE_AMQP_URL"] = environment["LIVELINE_AMQP_URL"] ?? noBroker
+        environment["LIVELINE_OPS_PORT"] = environment["LIVELINE_OPS_PORT"] ?? "0"
         if let keys { environment.merge(APNsSettingsTests.twoApps(keys)) { current, _ in current } }
         let config = try await LivelineSettings.reader(file: nil, environment: environment)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("graph-\(UUID().uuidString).sqlite").path
         let store = try SQLiteLivelineStore(configuration: .init(path: path))
         let graph = try await buildServices(
-            role: role, config: config, store: store, registry: PrometheusCollectorRegistry(), logger: Broker.logger, retry: nil)
+            role: role, config: config, store: store, registry: PrometheusCollectorRegistry(), logger: Broker.logger, retry: retry)
         return (graph, store)
     }
 
-    @Test func theTranslatorConsumesAndPublishesOnConnectionsOfItsOwn() async throws {
+    static func names(_ graph: ServiceGraph) -> [String] {
+        graph.services.map { ServiceGroupConfiguration.ServiceConfiguration(named: $0).serviceName }
+    }
+
+    static func group(_ graph: ServiceGraph) -> ServiceGroup {
+        ServiceGroup(configuration: .init(
+            services: graph.services.map(ServiceGroupConfiguration.ServiceConfiguration.init(named:)), logger: Broker.logger))
+    }
+
+    /// Each connection and the APNs clients come before the services that use them: the group
+    /// stops its services in reverse, so they close after those have drained.
+    @Test func theTranslatorIsBuiltWithoutABrokerWhatItUsesListedFirst() async throws {
         let keys = try APNsSettingsTests.Keys()
-        try await withBroker {
-            let (graph, _) = try await Self.graph(.translator, keys: keys)
-            #expect(graph.services.count == 3)
-            #expect(graph.services[0] is TranslatorService)
-            #expect(graph.services[1] is RetentionPruner)
-            // ServiceLifecycle's log lines and errors name each service: by its type, not by
-            // a reflection of the whole value (the translator's configuration and all).
-            let names = graph.services.map { ServiceGroupConfiguration.ServiceConfiguration(named: $0).serviceName }
-            #expect(names.prefix(2) == ["TranslatorService", "RetentionPruner"])
-            #expect(names.allSatisfy { !$0.contains("(") && $0.utf8.count < 80 }, "\(names)")
-            #expect(graph.brokers.map(\.name) == ["translator-in", "translator-out", "translator-balance"])
-            #expect(graph.brokers.allSatisfy { $0.connection.state == .connected })
-            // The standard configuration's score domain broadcasts on channels, which the
-            // translator opens: it needs the apps' APNs clients too.
-            #expect(graph.apns?.namedClients.isEmpty == false)
-            await graph.shutdown()
-            #expect(graph.brokers.allSatisfy { $0.connection.state == .closed })
-        }
+        let (graph, _) = try await Self.graph(.translator, keys: keys)
+        // ServiceLifecycle's log lines and errors name each service: by its type, not by
+        // a reflection of the whole value (the translator's configuration and all).
+        let names = Self.names(graph)
+        #expect(names == [
+            "ClosingService", "BrokerConnectionService", "BrokerConnectionService", "BrokerConnectionService",
+            "TranslatorService", "RetentionPruner", "ListeningService",
+        ])
+        #expect(graph.brokers.map(\.name) == ["translator-in", "translator-out", "translator-balance"])
+        #expect(graph.brokers.allSatisfy { $0.connection.state == .connecting }, "not opened")
+        // The standard configuration's score domain broadcasts on channels, which the
+        // translator opens: it needs the apps' APNs clients too.
+        #expect(graph.apns?.namedClients.isEmpty == false)
+        await graph.shutdown()
+        #expect(graph.brokers.allSatisfy { $0.connection.state == .closed })
     }
 
     @Test func theSenderKeepsTheDeadLettersUnlessToldNotTo() async throws {
         let keys = try APNsSettingsTests.Keys()
-        try await withBroker {
-            let (graph, _) = try await Self.graph(.sender, keys: keys)
-            #expect(graph.services.count == 5)
-            #expect(graph.services[0] is SenderService)
-            #expect(graph.services[1] is RetentionPruner)
+        let (graph, _) = try await Self.graph(.sender, keys: keys)
+        #expect(Self.names(graph) == [
+            "ClosingService", "BrokerConnectionService", "BrokerConnectionService", "BrokerConnectionService",
+            "BrokerConnectionService", "SenderService", "RetentionPruner",
             // The score domain's channels are the sender's to sweep once their games are over.
-            #expect(graph.services[2] is ChannelSweeper)
-            #expect(graph.services[3] is DeadLetterKeeper)
-            #expect(graph.brokers.map(\.name) == ["sender-in", "sender-out", "sender-balance", "dead-letter-keeper"])
-            // Each of the two apps has a production and a sandbox client.
-            #expect(graph.apns?.namedClients.count == 4)
-            await graph.shutdown()
-            #expect(graph.brokers.allSatisfy { $0.connection.state == .closed })
+            "ChannelSweeper", "DeadLetterKeeper", "ListeningService",
+        ])
+        #expect(graph.brokers.map(\.name) == ["sender-in", "sender-out", "sender-balance", "dead-letter-keeper"])
+        // Each of the two apps has a production and a sandbox client.
+        #expect(graph.apns?.namedClients.count == 4)
+        await graph.shutdown()
+        #expect(graph.brokers.allSatisfy { $0.connection.state == .closed })
 
-            let (withoutKeeper, _) = try await Self.graph(.sender, ["LIVELINE_KEEPER_ENABLED": "false"], keys: keys)
-            #expect(!withoutKeeper.services.contains { $0 is DeadLetterKeeper })
-            #expect(withoutKeeper.brokers.map(\.name) == ["sender-in", "sender-out", "sender-balance"])
-            await withoutKeeper.shutdown()
+        let (withoutKeeper, _) = try await Self.graph(.sender, ["LIVELINE_KEEPER_ENABLED": "false"], keys: keys)
+        #expect(!withoutKeeper.services.contains { $0 is DeadLetterKeeper })
+        #expect(withoutKeeper.brokers.map(\.name) == ["sender-in", "sender-out", "sender-balance"])
+        await withoutKeeper.shutdown()
+    }
+
+    /// Run in a group, the connections open with it; told to stop, the group stops the
+    /// translator first and closes the connections after it.
+    @Test func theTranslatorsGroupOpensItsConnectionsAndClosesThemLast() async throws {
+        let keys = try APNsSettingsTests.Keys()
+        try await LivelineExecutableTests.withVirtualHost { url in
+            let (graph, _) = try await Self.graph(.translator, ["LIVELINE_AMQP_URL": url], keys: keys, retry: StartupRetry())
+            let group = Self.group(graph)
+            let running = Task { try await group.run() }
+            try await eventually("every connection up") { graph.brokers.allSatisfy { $0.connection.state == .connected } }
+            let control = try await AMQPConnection.connect(try AMQPConfiguration(url: url))
+            try await eventually("the translator consuming its shard") {
+                (try? await control.consumerCount(queue: LivelineTopology().translate.queue(0))) == 1
+            }
+            await control.close()
+            await group.triggerGracefulShutdown()
+            try await running.value
+            #expect(graph.brokers.allSatisfy { $0.connection.state == .closed })
         }
+    }
+
+    /// A worker told to stop while its broker is still not up stops then, rather than once its
+    /// connections' patience (five minutes) or its drain's timeout is spent.
+    @Test func aWorkerToldToStopWhileItsBrokerIsNotUpStops() async throws {
+        let keys = try APNsSettingsTests.Keys()
+        let (graph, _) = try await Self.graph(.translator, keys: keys, retry: StartupRetry())
+        let group = Self.group(graph)
+        let running = Task { try await group.run() }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(graph.brokers.allSatisfy { $0.connection.state == .connecting }, "still waiting for the broker")
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(graph.brokers.allSatisfy { $0.connection.state == .closed })
     }
 
     @Test func theTranslatorOfAChannelDomainWithoutAppsIsRefusedSayingWhy() async throws {
@@ -86,7 +133,7 @@ struct ServiceGraphTests {
         #expect(error?.description.contains("LIVELINE_API_JWT_HS256_SECRET") == true)
 
         let (graph, _) = try await Self.graph(.api, ["LIVELINE_API_JWT_HS256_SECRET": "a-shared-secret-of-at-least-32-bytes!!"])
-        #expect(graph.services.count == 1)
+        #expect(Self.names(graph) == ["ClosingService", "ListeningService"], "the events' publisher, closed after the server")
         #expect(graph.brokers.isEmpty)
         #expect(graph.apns == nil)
     }
@@ -97,8 +144,8 @@ struct ServiceGraphTests {
         let (graph, _) = try await Self.graph(.api, [
             "LIVELINE_API_JWT_HS256_SECRET": "a-shared-secret-of-at-least-32-bytes!!", "LIVELINE_OUTCOMES_DOMAINS": "ride",
         ])
-        let names = graph.services.map { ServiceGroupConfiguration.ServiceConfiguration(named: $0).serviceName }
-        #expect(graph.services.count == 2 && names.contains { $0.contains("OutcomeRelay") }, "\(names)")
+        let names = Self.names(graph)
+        #expect(graph.services.count == 3 && names.contains { $0.contains("OutcomeRelay") }, "\(names)")
         #expect(graph.brokers.isEmpty)
     }
 

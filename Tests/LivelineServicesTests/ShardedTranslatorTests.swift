@@ -112,11 +112,13 @@ struct ShardedTranslatorTests {
                     defer { Task { await connection.close() } }
                     return try await resharding.run(on: connection)
                 }
-                let new = try await (2..<4).asyncMap { try await Worker.start($0, topology: after, store: store) }
-                // The rest goes out once the new shards exist, so some of it lands in them.
+                // The new count's workers start once the new shards exist, as an operator's
+                // would after `liveline reshard` began: a worker refuses a broker that has no
+                // layout for its count. The rest goes out then too, so some of it lands in them.
                 try await eventually("the new shards declared") {
                     (try? await control.messageCount(queue: after.translateQueues[3])) != nil
                 }
+                let new = try await (2..<4).asyncMap { try await Worker.start($0, topology: after, store: store) }
                 for chunk in stride(from: third, to: events.count, by: 20) {
                     try await publisher.publish(contentsOf: Array(events[chunk..<min(events.count, chunk + 20)]))
                     try await Task.sleep(for: .milliseconds(30))

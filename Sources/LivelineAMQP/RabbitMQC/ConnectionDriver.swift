@@ -24,7 +24,13 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         var closeGrace: Duration = .seconds(5)
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
         var finished = false
-        var startup: CheckedContinuation<Void, any Error>?
+        /// Whether ``open()`` started the owner thread.
+        var started = false
+        /// How the first connection ended: up, or failed for good. Nil while it is tried.
+        var firstConnection: Result<Void, AMQPError>?
+        /// Who waits in ``opened()`` for the first connection, by waiter number.
+        var openWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+        var nextOpenWaiter: UInt64 = 0
         var nextConsumerID: UInt64 = 1
         var blocked = false
     }
@@ -99,14 +105,54 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         }
     }
 
-    /// Starts the owner thread and returns once the first connection is up.
-    func start() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            mailbox.withLock { $0.startup = continuation }
-            let thread = Thread { [self] in run() }
-            thread.name = "amqp-\(configuration.connectionName)"
-            thread.start()
+    /// Starts the owner thread and returns once the first connection is up, or throws why it
+    /// could not be (within ``AMQPConfiguration/firstConnectionPatience``). Commands given
+    /// before wait in the mailbox for it.
+    func open() async throws {
+        let refusal: AMQPError? = mailbox.withLock { box in
+            if box.started { return AMQPError(.invalidArgument, "the connection was opened already") }
+            if box.finished { return AMQPError(.connectionClosed, "the connection was closed before it was opened") }
+            box.started = true
+            return nil
         }
+        if let refusal { throw refusal }
+        let thread = Thread { [self] in run() }
+        thread.name = "amqp-\(configuration.connectionName)"
+        thread.start()
+        try await opened()
+    }
+
+    /// Returns once the first connection is up, or throws why it never will be. Cancelling
+    /// ends the wait, not the connection.
+    func opened() async throws {
+        let waiter = mailbox.withLock { box in
+            box.nextOpenWaiter += 1
+            return box.nextOpenWaiter
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let known: Result<Void, any Error>? = mailbox.withLock { box in
+                    if let outcome = box.firstConnection { return outcome.mapError { $0 as any Error } }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    box.openWaiters[waiter] = continuation
+                    return nil
+                }
+                if let known { continuation.resume(with: known) }
+            }
+        } onCancel: {
+            mailbox.withLock { $0.openWaiters.removeValue(forKey: waiter) }?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Settles the first connection, once, for everyone who waits on it.
+    private func settleFirstConnection(_ outcome: Result<Void, AMQPError>) {
+        let waiters = mailbox.withLock { box -> [CheckedContinuation<Void, any Error>] in
+            guard box.firstConnection == nil else { return [] }
+            box.firstConnection = outcome
+            defer { box.openWaiters.removeAll() }
+            return Array(box.openWaiters.values)
+        }
+        for waiter in waiters { waiter.resume(with: outcome.mapError { $0 as any Error }) }
     }
 
     func enqueue(_ command: Command) {
@@ -137,15 +183,36 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
         }
     }
 
-    func requestClose(grace: Duration, _ continuation: CheckedContinuation<Void, Never>) {
-        let alreadyFinished = mailbox.withLock { box in
-            if box.finished { return true }
+    /// Asks the owner thread to close, and resumes `continuation` once it has. A connection
+    /// never opened has no owner thread: it closes here, failing what waited for it.
+    func requestClose(grace: Duration, _ continuation: CheckedContinuation<Void, Never>?) {
+        enum Next { case done, signal, closeUnopened([Command]) }
+        let next = mailbox.withLock { box -> Next in
+            if box.finished { return .done }
             box.closeRequested = true
             box.closeGrace = grace
-            box.closeWaiters.append(continuation)
-            return false
+            if let continuation { box.closeWaiters.append(continuation) }
+            guard box.started else {
+                box.finished = true
+                box.state = .closed
+                defer { box.commands.removeAll() }
+                return .closeUnopened(box.commands)
+            }
+            return .signal
         }
-        if alreadyFinished { continuation.resume() } else { signal() }
+        switch next {
+        case .done: continuation?.resume()
+        case .signal: signal()
+        case .closeUnopened(let commands):
+            let closed = AMQPError(.connectionClosed, "the connection was closed before it was opened")
+            for command in commands { Self.fail(command, with: closed) }
+            settleFirstConnection(.failure(closed))
+            let waiters = mailbox.withLock { box in
+                defer { box.closeWaiters.removeAll() }
+                return box.closeWaiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
     }
 
     private func signal() {
@@ -240,7 +307,7 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
                         metadata: AMQPLogKey.metadata([.attempts: "\(attempts)", .connectedTo: "\(broker)"]))
                 } else {
                     logger.info("AMQP connected", metadata: AMQPLogKey.metadata([.connectedTo: "\(broker)"]))
-                    mailbox.withLock { $0.startup.take() }?.resume()
+                    settleFirstConnection(.success(()))
                 }
             case .reconnect(let plan):
                 if let error = plan.dropping {
@@ -275,11 +342,20 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             logger.warning(
                 "AMQP broker unreachable; trying the next",
                 metadata: AMQPLogKey.metadata([.connectedTo: "\(broker)", .error: "\(error)"]))
-        case .reconnect:
-            guard case .reconnecting(_, let attempt, _) = machine.state else { return }
-            logger.warning(
-                "AMQP reconnect failed",
-                metadata: AMQPLogKey.metadata([.attempt: "\(attempt)", .connectedTo: "\(broker)", .error: "\(error)"]))
+        case .reconnect(let plan):
+            switch machine.state {
+            case .reconnecting(_, let attempt, _):
+                logger.warning(
+                    "AMQP reconnect failed",
+                    metadata: AMQPLogKey.metadata([.attempt: "\(attempt)", .connectedTo: "\(broker)", .error: "\(error)"]))
+            case .connecting:
+                // The first connection, waiting for a broker that is not up yet.
+                logger.warning(
+                    "AMQP broker unreachable; retrying",
+                    metadata: AMQPLogKey.metadata([.connectedTo: "\(broker)", .retryIn: "\(plan.after)", .error: "\(error)"]))
+            default:
+                break
+            }
         default:
             break  // the first connection failed on every broker: finishConnection logs it
         }
@@ -487,18 +563,16 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             connection.close()
         }
         dropConnection()
+        // What waited for the connection fails with the first connection's error, when that
+        // is why it ends, so a service that queued its declares before the broker was up says why.
+        let failure: AMQPError
         if let error = finish.startupError {
             logger.warning("AMQP connect failed", metadata: AMQPLogKey.metadata([.error: "\(error)"]))
-            let startup = mailbox.withLock { box in
-                box.finished = true
-                box.state = .closed
-                return box.startup.take()
-            }
-            startup?.resume(throwing: error)
-            return
+            failure = error
+        } else {
+            failure = AMQPError(.connectionClosed, "the connection was closed before the broker confirmed")
         }
-        let closed = AMQPError(.connectionClosed, "the connection was closed before the broker confirmed")
-        for pending in finish.failing { pending.completion.settle(index: pending.index, error: closed) }
+        for pending in finish.failing { pending.completion.settle(index: pending.index, error: failure) }
         for record in finish.consumers { record.deliveries.finish() }
         let (commands, waiters) = mailbox.withLock { box in
             box.finished = true
@@ -510,8 +584,9 @@ final class ConnectionDriver: @unchecked Sendable, DeliverySettling {
             }
             return (box.commands, box.closeWaiters)
         }
-        for command in commands { Self.fail(command, with: closed) }
-        logger.info("AMQP connection closed")
+        for command in commands { Self.fail(command, with: failure) }
+        settleFirstConnection(.failure(finish.startupError ?? AMQPError(.connectionClosed, "the connection was closed before it was up")))
+        if finish.startupError == nil { logger.info("AMQP connection closed") }
         for waiter in waiters { waiter.resume() }
     }
 

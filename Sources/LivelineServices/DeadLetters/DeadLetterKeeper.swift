@@ -40,6 +40,7 @@ public final class DeadLetterKeeper: Service {
     }
 
     public func run() async throws {
+        guard try await brokersOpened([connection]) else { return }
         try await connection.declare(topology.amqp)
         let consumer = try await connection.consume(
             queue: topology.deadQueue, prefetch: UInt16(clamping: batchSize * 2))

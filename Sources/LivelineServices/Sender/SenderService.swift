@@ -26,9 +26,11 @@ import ServiceLifecycle
 /// On graceful shutdown it stops consuming (`basic.cancel`), finishes the sends in
 /// flight, records their outcomes, acks them and returns; deliveries still prefetched
 /// but not started are requeued by the broker when the caller closes the connection.
-/// The caller owns the connections, clients and store and closes them after `run()`.
+/// The caller owns the connections, clients and store, opens the connections (it waits for
+/// them) and closes them after `run()`.
 public final class SenderService: Service {
     private let consuming: AMQPConnection
+    private let publishing: AMQPConnection
     private let balance: AMQPConnection?
     private let settings: SenderSettings
     private let handler: PushJobHandler
@@ -74,6 +76,7 @@ public final class SenderService: Service {
             metrics: metrics, logger: logger, outcomes: outcomes.map { ($0, publishing) }
         )
         self.consuming = consuming
+        self.publishing = publishing
         self.balance = balance
         self.settings = settings
         self.traces = traces
@@ -92,11 +95,15 @@ public final class SenderService: Service {
         )
     }
 
-    /// Declares the topology, consumes the send shards it leases (``ShardLeases``) until
-    /// graceful shutdown or cancellation, then drains: every job taken from a shard is
-    /// finished, recorded and acked before this returns, and before a shard handed to
-    /// another worker is let go.
+    /// Once its connections are up, checks the broker's layout and declares the topology,
+    /// consumes the send shards it leases (``ShardLeases``) until graceful shutdown or
+    /// cancellation, then drains: every job taken from a shard is finished, recorded and
+    /// acked before this returns, and before a shard handed to another worker is let go.
     public func run() async throws {
+        guard try await brokersOpened([consuming, publishing, balance]) else { return }
+        // Before anything is consumed, as the translator does.
+        try await settings.topology.checkShardCounts(on: publishing)
+        try await publishing.declare(settings.topology.amqp)
         try await consuming.declare(settings.topology.amqp)
         let stage = settings.topology.send
         let leases = ShardLeases(

@@ -24,6 +24,7 @@ import Synchronization
 /// received, and returns. Run it in a `ServiceGroup`.
 public struct TranslatorService: Service {
     private let consumerConnection: AMQPConnection
+    private let publisherConnection: AMQPConnection
     private let balanceConnection: AMQPConnection?
     private let processor: BatchProcessor
     private let health: WorkLoopHealth
@@ -43,7 +44,8 @@ public struct TranslatorService: Service {
     ///     counted for the shard balance (``ShardLeases``); nil counts on `consumer`.
     ///   - store: activities, tokens and budgets.
     ///   - translator: the pure translation rules and domain configuration.
-    ///   - topology: queue and exchange names (declare it before running).
+    ///   - topology: queue and exchange names; declared when it runs, once the broker's
+    ///     layout was checked against its shard counts.
     ///   - settings: batching and retry settings.
     ///   - logger: logs at info and below; never full device tokens.
     ///   - metricsFactory: where the counters go; the global one by default.
@@ -62,6 +64,7 @@ public struct TranslatorService: Service {
         let metrics = TranslatorMetrics(factory: metricsFactory)
         self.health = health
         self.consumerConnection = consumer
+        self.publisherConnection = publisher
         self.topology = topology
         self.settings = settings
         self.logger = logger
@@ -74,10 +77,16 @@ public struct TranslatorService: Service {
             health: health)
     }
 
-    /// Consumes the shards it holds until graceful shutdown (then drains and returns),
+    /// Once its connections are up, checks the broker's layout and declares the topology,
+    /// then consumes the shards it holds until graceful shutdown (then drains and returns),
     /// cancellation, or the end of a shard's consumer (e.g. its queue was deleted), which it
     /// throws.
     public func run() async throws {
+        guard try await brokersOpened([consumerConnection, publisherConnection, balanceConnection]) else { return }
+        // Before anything is consumed: a worker that consumed a layout it does not route by
+        // would break per-activity order.
+        try await topology.checkShardCounts(on: publisherConnection)
+        try await publisherConnection.declare(topology.amqp)
         let leases = ShardLeases(
             stage: topology.translate, connection: consumerConnection, balance: balanceConnection, prefetch: settings.prefetch,
             interval: settings.balanceInterval, logger: logger, metricsFactory: metricsFactory)
