@@ -64,7 +64,7 @@ public struct ServiceGraph: Sendable {
     }
 
     /// The APNs clients the services send through, closed by a service listed now, before them.
-    mutating func send(through clients: APNsClientDirectory) {
+    mutating func add(apns clients: APNsClientDirectory) {
         apns = clients
         services.append(ClosingService { await clients.shutdown() })
     }
@@ -296,7 +296,7 @@ private func buildTranslator(
     logger: Logger, retry: StartupRetry?
 ) throws {
     let (settings, workers) = (role.common, role.workers)
-    if let clients = try role.apns?.clients(logger: logger) { graph.send(through: clients) }
+    if let clients = try role.apns?.clients(logger: logger) { graph.add(apns: clients) }
     let consumer = try graph.connect("translator-in", settings, retry: retry, logger: logger)
     let publisher = try graph.connect("translator-out", settings, retry: retry, logger: logger)
     let balance = try graph.connect("translator-balance", settings, retry: retry, logger: logger)
@@ -327,7 +327,7 @@ private func buildSender(
 ) throws {
     let (settings, workers) = (role.common, role.workers)
     let clients = try role.apns!.clients(logger: logger)
-    graph.send(through: clients)
+    graph.add(apns: clients)
     let consuming = try graph.connect("sender-in", settings, maximumHeldBytes: workers.senderPrefetchMiB << 20, retry: retry, logger: logger)
     let publishing = try graph.connect("sender-out", settings, retry: retry, logger: logger)
     let balance = try graph.connect("sender-balance", settings, retry: retry, logger: logger)
