@@ -180,10 +180,22 @@ struct ShardedTranslatorTests {
             resharding.quiet = .milliseconds(200)
             resharding.interval = .milliseconds(100)
             let held = Mutex(0)
+            let failure = Mutex<String?>(nil)
             let reshard = Task { [resharding] in
-                try await resharding.run(on: control) { progress in held.withLock { $0 = max($0, progress.leasesHeld) } }
+                do {
+                    return try await resharding.run(on: control) { progress in held.withLock { $0 = max($0, progress.leasesHeld) } }
+                } catch {
+                    failure.withLock { $0 = "\(error)" }
+                    throw error
+                }
             }
-            try await eventually("the old shards deleted while a lease is held") {
+            // Quorum queues are declared and deleted through their Raft logs, which take their
+            // time on a CI machine busy with every other suite.
+            try await eventually(timeout: .seconds(60), "the old shards deleted while a lease is held") {
+                if let failure = failure.withLock({ $0 }) {
+                    Issue.record("the reshard failed: \(failure)")
+                    throw CancellationError()
+                }
                 let gone = try await !LivelineTopology.exists(queue: before.translateQueues[0], on: control)
                 return gone && held.withLock { $0 } == 1
             }

@@ -85,6 +85,11 @@ struct TranslatorHarness {
         do {
             let result = try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
+                // The service declares the topology as it starts: a body that then deletes a
+                // queue of it would race that declaration without this wait.
+                try await eventually("the translator consuming") {
+                    (try? await control.consumerCount(queue: topology.translateQueues[0])) ?? 0 > 0
+                }
                 let result = try await body(self, group)
                 await group.triggerGracefulShutdown()
                 try await tasks.waitForAll()
