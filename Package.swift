@@ -30,12 +30,6 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "liveline", targets: ["liveline"]),
-        .executable(name: "liveline-bench", targets: ["liveline-bench"]),
-        .executable(name: "apns-bench", targets: ["apns-bench"]),
-        .executable(name: "store-bench", targets: ["store-bench"]),
-        .executable(name: "translator-bench", targets: ["translator-bench"]),
-        .executable(name: "sender-bench", targets: ["sender-bench"]),
-        .executable(name: "dlq-bench", targets: ["dlq-bench"]),
         .library(name: "LivelineModels", targets: ["LivelineModels"]),
         .library(name: "LivelineCodecs", targets: ["LivelineCodecs"]),
         .library(name: "LivelineCore", targets: ["LivelineCore"]),
@@ -47,11 +41,13 @@ let package = Package(
         .library(name: "LivelineAPI", targets: ["LivelineAPI"]),
         .library(name: "LivelineProducer", targets: ["LivelineProducer"]),
         .library(name: "LivelineServices", targets: ["LivelineServices"]),
+        .library(name: "LivelineRuntime", targets: ["LivelineRuntime"]),
+        // For the Benchmarks package, which drives the workers as child processes, as the tests do.
+        .library(name: "LivelineChildProcess", targets: ["LivelineChildProcess"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
@@ -171,21 +167,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
-        .executableTarget(
-            name: "store-bench",
-            dependencies: [
-                "LivelineBenchSupport",
-                "LivelineStore",
-                "LivelineAPI",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-            ]
-        ),
         // Typed CloudEvents for Swift domain services; no store, no service lifecycle.
         .target(
             name: "LivelineProducer",
@@ -202,46 +183,6 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
-            ]
-        ),
-        // What every benchmark prints about its own process: peak RSS, CPU time.
-        .target(name: "LivelineBenchSupport", dependencies: ["LivelineCore", "LivelineProducer", "LivelineModels"]),
-        .executableTarget(
-            name: "translator-bench",
-            dependencies: [
-                "LivelineBenchSupport", "LivelineServices", "LivelineProducer", "LivelineCore", "LivelineAMQP",
-                "LivelineMessaging", "LivelineStore",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-            ]
-        ),
-        .executableTarget(
-            name: "sender-bench",
-            dependencies: [
-                "LivelineBenchSupport", "LivelineServices", "LivelineCore", "LivelineAMQP", "LivelineMessaging", "LivelineAPNs",
-                "APNsSimulator", "LivelineStore",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
-        .executableTarget(
-            name: "dlq-bench",
-            dependencies: [
-                "LivelineBenchSupport", "LivelineServices", "LivelineCore", "LivelineAMQP", "LivelineMessaging", "LivelineStore",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // The composition root: settings and the wiring of every service. Executables stay thin.
@@ -295,41 +236,13 @@ let package = Package(
             exclude: ["liveline.order"],
             linkerSettings: [.unsafeFlags(shippedLinkFlags, .when(platforms: [.linux]))]
         ),
-        .executableTarget(
-            name: "liveline-bench",
-            dependencies: [
-                "LivelineBenchSupport",
-                "LivelineAMQP",
-                "LivelineCore",
-                "LivelineServices",
-                "LivelineMessaging",
-                "LivelineModels",
-                "LivelineProducer",
-                "LivelineRuntime",
-                "LivelineStore",
-                "APNsSimulator",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .executableTarget(
-            name: "apns-bench",
-            dependencies: [
-                "LivelineBenchSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                "LivelineAPNs",
-                "APNsSimulator",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ]
-        ),
+        // A child process whose end is always seen: the tests and the Benchmarks package start
+        // `liveline`, scripts and servers with it.
+        .target(name: "LivelineChildProcess", path: "Tests/LivelineChildProcess"),
         // Helpers for tests that use the real RabbitMQ scripts/test starts.
         .target(
             name: "LivelineTestSupport",
-            dependencies: ["LivelineAMQP", "LivelineBenchSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LivelineAMQP", "LivelineChildProcess", .product(name: "Logging", package: "swift-log")],
             path: "Tests/LivelineTestSupport"
         ),
         // A fresh SQLite file or PostgreSQL schema per test, for every target that needs a store.
@@ -344,7 +257,7 @@ let package = Package(
         ),
         .testTarget(name: "LivelineModelsTests", dependencies: ["LivelineModels"]),
         .testTarget(name: "LivelineCodecsTests", dependencies: ["LivelineCodecs", "LivelineModels"]),
-        .testTarget(name: "LivelineBenchSupportTests", dependencies: ["LivelineBenchSupport"]),
+        .testTarget(name: "LivelineChildProcessTests", dependencies: ["LivelineChildProcess"]),
         .testTarget(
             name: "LivelineCoreTests",
             dependencies: ["LivelineCodecs", "LivelineCore", "LivelineModels"],
@@ -357,7 +270,7 @@ let package = Package(
         .testTarget(
             name: "LivelineAPNsTests",
             dependencies: [
-                "LivelineBenchSupport",
+                "LivelineChildProcess",
                 "LivelineCodecs",
                 "LivelineAPNs",
                 "APNsSimulator",
@@ -405,7 +318,7 @@ let package = Package(
             dependencies: [
                 "LivelineRuntime", "LivelineAMQP", "LivelineServices", "LivelineStore", "LivelineStoreTestSupport", "LivelineTestSupport", "LivelineCore",
                 "LivelineAPI", "LivelineLogging",
-                "LivelineMessaging", "LivelineProducer", "LivelineModels", "LivelineAPNs", "APNsSimulator", "LivelineBenchSupport",
+                "LivelineMessaging", "LivelineProducer", "LivelineModels", "LivelineAPNs", "APNsSimulator", "LivelineChildProcess",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,6 +1,6 @@
 import APNsSimulator
 import Foundation
-import LivelineBenchSupport
+import LivelineChildProcess
 import Logging
 import NIOCore
 import NIOHPACK

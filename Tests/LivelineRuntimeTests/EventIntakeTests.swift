@@ -4,7 +4,7 @@ import Foundation
 import Hummingbird
 import LivelineAMQP
 import LivelineAPI
-import LivelineBenchSupport
+import LivelineChildProcess
 import LivelineCodecs
 import LivelineCore
 import LivelineMessaging

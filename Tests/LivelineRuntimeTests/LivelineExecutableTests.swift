@@ -1,6 +1,6 @@
 import Foundation
 import LivelineAMQP
-import LivelineBenchSupport
+import LivelineChildProcess
 import LivelineMessaging
 import LivelineStore
 import LivelineTestSupport

@@ -2,7 +2,7 @@ import APNsSimulator
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
-import LivelineBenchSupport
+import LivelineChildProcess
 import NIOCore
 import NIOSSL
 import Synchronization

@@ -5,6 +5,7 @@ import Foundation
 import LivelineMessaging
 import LivelineAMQP
 import LivelineBenchSupport
+import LivelineChildProcess
 import LivelineCore
 import LivelineRuntime
 import LivelineStore

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import LivelineBenchSupport
+import LivelineChildProcess
 import Testing
 
 /// The fault suite and the benchmarks stop their workers with these, so a child's end must

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LivelineAMQP
 import LivelineBenchSupport
+import LivelineChildProcess
 import LivelineCore
 import LivelineProducer
 import LivelineStore

@@ -1,6 +1,6 @@
 import LivelineCore
 
-// Tests: Tests/LivelineBenchSupportTests/LossLedgerTests.swift
+// Tests: Benchmarks/Tests/LivelineBenchSupportTests/LossLedgerTests.swift
 
 extension LossLedger {
     /// The event id and drop reason of a `dropped` trace line, as `liveline why` shows it:

@@ -4,6 +4,7 @@ import Foundation
 import LivelineAMQP
 import LivelineAPI
 import LivelineBenchSupport
+import LivelineChildProcess
 import LivelineCodecs
 import LivelineMessaging
 import LivelineProducer
