@@ -91,10 +91,15 @@ struct ServiceGraphTests {
         try await LivelineExecutableTests.withVirtualHost { url in
             let (graph, _) = try await Self.graph(.translator, ["LIVELINE_AMQP_URL": url], keys: keys, retry: StartupRetry())
             let group = Self.group(graph)
-            let running = Task { try await group.run() }
-            try await eventually("every connection up") { graph.brokers.allSatisfy { $0.connection.state == .connected } }
+            let failure = BackgroundFailure()
+            let running = Task { try await failure.recording { try await group.run() } }
+            try await eventually("every connection up", unless: failure) {
+                graph.brokers.allSatisfy { $0.connection.state == .connected }
+            }
             let control = try await AMQPConnection.connect(try AMQPConfiguration(url: url))
-            try await eventually("the translator consuming its shard") {
+            // The translator declares the topology first, each quorum queue through its Raft
+            // log, which a broker that every suite uses at once can take long over.
+            try await eventually(timeout: .seconds(60), "the translator consuming its shard", unless: failure) {
                 (try? await control.consumerCount(queue: LivelineTopology().translate.queue(0))) == 1
             }
             await control.close()

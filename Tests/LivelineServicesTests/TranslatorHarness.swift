@@ -83,11 +83,12 @@ struct TranslatorHarness {
             outcomes: outcomes)
         let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: Broker.logger))
         do {
+            let failure = BackgroundFailure()
             let result = try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { try await group.run() }
+                tasks.addTask { try await failure.recording { try await group.run() } }
                 // The service declares the topology as it starts: a body that then deletes a
                 // queue of it would race that declaration without this wait.
-                try await eventually("the translator consuming") {
+                try await eventually("the translator consuming", unless: failure) {
                     (try? await control.consumerCount(queue: topology.translateQueues[0])) ?? 0 > 0
                 }
                 let result = try await body(self, group)

@@ -2,6 +2,7 @@ import Foundation
 import LivelineAMQP
 import LivelineChildProcess
 import Logging
+import Synchronization
 import Testing
 
 /// The RabbitMQ that `scripts/test` started on loopback, shared by every broker test target.
@@ -144,17 +145,41 @@ public func receive(
     }
 }
 
-/// Polls until `condition` holds, failing after `timeout`.
+/// Polls until `condition` holds, failing after `timeout`, or at once with the error a task
+/// in the background ended with (`failure`): a service that failed to start then shows its
+/// error, not the wait's timeout.
 public func eventually(
-    timeout: Duration = .seconds(20), _ what: String, _ condition: () async throws -> Bool
+    timeout: Duration = .seconds(20), _ what: String, unless failure: BackgroundFailure? = nil,
+    _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
+        if let error = failure?.error { throw error }
         if try await condition() { return }
         try await Task.sleep(for: .milliseconds(50))
     }
     Issue.record("timed out waiting for: \(what)")
     throw CancellationError()
+}
+
+/// The error a task in the background (a service group a test runs) ended with, for
+/// `eventually(…, unless:)`, which cannot wait on that task without blocking on it.
+public final class BackgroundFailure: Sendable {
+    private let first = Mutex<(any Error)?>(nil)
+
+    public init() {}
+
+    public var error: (any Error)? { first.withLock { $0 } }
+
+    /// Runs `body`, keeping the error it throws before throwing it on.
+    public func recording(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            first.withLock { $0 = $0 ?? error }
+            throw error
+        }
+    }
 }
 
 public func message(_ text: String, to queue: String, id: String? = nil) -> AMQPMessage {
