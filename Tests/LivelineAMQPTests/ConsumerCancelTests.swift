@@ -15,11 +15,16 @@ struct ConsumerCancelTests {
             defer { proxy.close() }
             var configuration = try Broker.configuration(heartbeat: .seconds(2))
             configuration.brokers = [.init(host: "127.0.0.1", port: proxy.port), real.brokers[0]]
+            // Two seconds bound each request on this connection, so the lost cancel-ok costs the
+            // test little. The queue is declared, counted and deleted on a connection of its own
+            // with the default bound: a quorum queue's declare goes through its Raft log, and on a
+            // CI machine running every suite at once one took longer than two seconds.
             configuration.connectTimeout = .seconds(2)
-            let connection = try await AMQPConnection.connect(configuration, logger: Broker.logger)
+            let admin = try await Broker.connect()
             let queue = Broker.unique("cancel-lost")
-            try await connection.declare(AMQPTopology(queues: [.init(queue, arguments: ["x-queue-type": "quorum"])]))
-            try await connection.publish(AMQPMessage(exchange: "", routingKey: queue, body: Data("held".utf8)))
+            try await admin.declare(AMQPTopology(queues: [.init(queue, arguments: ["x-queue-type": "quorum"])]))
+            try await admin.publish(AMQPMessage(exchange: "", routingKey: queue, body: Data("held".utf8)))
+            let connection = try await AMQPConnection.connect(configuration, logger: Broker.logger)
 
             let consumer = try await connection.consume(queue: queue, prefetch: 10)
             var deliveries = consumer.makeAsyncIterator()
@@ -33,12 +38,13 @@ struct ConsumerCancelTests {
             try await eventually("reconnected to the real broker") { connection.reconnectCount >= 1 }
             // Not subscribed again after the reconnect: the message waits for the next consumer.
             try await eventually("the unacked message is back in the queue, with nobody consuming it") {
-                let consumers = try? await connection.consumerCount(queue: queue)
-                let messages = try? await connection.messageCount(queue: queue)
+                let consumers = try? await admin.consumerCount(queue: queue)
+                let messages = try? await admin.messageCount(queue: queue)
                 return consumers == 0 && messages == 1
             }
-            try await connection.delete(queue: queue)
             await connection.close()
+            try await admin.delete(queue: queue)
+            await admin.close()
         }
     }
 }
