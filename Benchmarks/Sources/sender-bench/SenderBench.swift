@@ -14,7 +14,7 @@ import Prometheus
 import NIOPosix
 import ServiceLifecycle
 
-// Tests: none yet
+// Tests: scripts/bench-smoke
 
 /// Fills a queue of its own with realistic push jobs and measures one `SenderService`
 /// delivering them to an in-process `APNsSimulator`. Prints figures; asserts nothing.
@@ -141,7 +141,7 @@ struct SenderBench {
         for batchStart in stride(from: 0, to: jobs.count, by: 2_000) {
             let batch = jobs[batchStart..<min(batchStart + 2_000, jobs.count)]
             try await control.publish(contentsOf: batch.map {
-                AMQPMessage(exchange: topology.pushExchange, routingKey: "ride.push", body: $0.encoded(),
+                AMQPMessage(exchange: topology.pushExchange, routingKey: topology.sendRoutingKey(shard: 0), body: $0.encoded(),
                             properties: AMQPProperties(contentType: "application/json", messageID: $0.jobId))
             })
         }
