@@ -1,4 +1,6 @@
-// Tests: none yet
+import Foundation
+
+// Tests: scripts/bench-smoke
 
 /// Command-line settings of the benchmark, with defaults sized for a 2-core machine.
 struct BenchOptions: Sendable {
@@ -18,7 +20,15 @@ struct BenchOptions: Sendable {
             case ("--activities", let value?): activities = value
             case ("--requests", let value?): requests = value
             case ("--concurrency", let value?): concurrency = value
-            default: print("ignoring argument \(flag)")
+            default:
+                let usage = "usage: store-bench [--batches N] [--batch-size N] [--activities N] [--requests N] [--concurrency N]"
+                if flag == "-h" || flag == "--help" {
+                    print(usage)
+                    exit(0)
+                }
+                // A benchmark that ran on with a setting it did not take would print figures for another run.
+                FileHandle.standardError.write(Data("store-bench: \(flag) is not an option, or wants a whole number\n\(usage)\n".utf8))
+                exit(2)
             }
         }
     }
