@@ -6,7 +6,7 @@ import LivelineBenchSupport
 import Histogram
 import LivelineAPNs
 
-// Tests: none yet
+// Tests: scripts/bench-smoke
 
 /// Pushes N realistic liveactivity payloads through `APNsClient` into an `APNsSimulator` and prints
 /// throughput, latency percentiles and peak RSS. A benchmark prints figures; it asserts nothing.

@@ -10,7 +10,7 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 
-// Tests: none yet
+// Tests: scripts/bench-smoke
 
 /// Prints the on-call figures: the keeper's rate from a full `liveline.dead`, `dlq list`
 /// with filters over a large table, and `dlq replay`'s rate, on the real broker and store.

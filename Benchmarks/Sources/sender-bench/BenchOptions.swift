@@ -3,7 +3,7 @@ import Foundation
 import LivelineAPNs
 import LivelineServices
 
-// Tests: none yet
+// Tests: scripts/bench-smoke
 
 /// Command-line options of `sender-bench`.
 ///

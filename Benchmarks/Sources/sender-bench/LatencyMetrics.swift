@@ -2,7 +2,7 @@ import Histogram
 import Metrics
 import Synchronization
 
-// Tests: none yet
+// Tests: scripts/bench-smoke
 
 /// A metrics backend that records the sender's send-duration timer into an HdrHistogram
 /// and counts finished pushes; every other metric is discarded.

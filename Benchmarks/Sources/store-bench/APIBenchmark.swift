@@ -9,7 +9,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-// Tests: none yet
+// Tests: scripts/bench-smoke
 
 /// Token registrations per second through the api on loopback, SQLite behind it.
 enum APIBenchmark {

@@ -4,7 +4,7 @@ import LivelineStore
 import Logging
 import PostgresNIO
 
-// Tests: none yet
+// Tests: scripts/bench-smoke
 
 /// A translator's batch against each store: load snapshots, apply conditional updates with
 /// their trace entries in one transaction.

@@ -1,6 +1,6 @@
 import Foundation
 
-// Tests: none yet
+// Tests: scripts/bench-smoke
 
 /// Prints store and api throughput figures. Not a test: nothing here asserts a time.
 ///

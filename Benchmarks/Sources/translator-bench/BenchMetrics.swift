@@ -1,7 +1,7 @@
 import CoreMetrics
 import Synchronization
 
-// Tests: none yet
+// Tests: scripts/bench-smoke
 
 /// Sums what the translator records, so the benchmark can say where a batch's time goes
 /// without a metrics backend.
