@@ -158,4 +158,19 @@ private final class Log: Sendable {
         #expect(!newest.isOvertaken(update(9), lane: 1), "two generations later lane 1 is forgotten")
         #expect(newest.count <= 4)
     }
+
+    /// A generation's storage is the one reserved when it started: filling it, and starting the
+    /// next, never grows a table (which would hold the old one and a copy twice its size).
+    @Test func eachGenerationFillsTheStorageItReserved() {
+        let newest = NewestSent(capacity: 96)  // three quarters of 128 buckets
+        #expect(newest.storage.current == 96)
+        let target = PushTarget.device(token: "aa", kind: .update)
+        let job = makeJob(target: target, activityID: "r", priority: .low, sequence: 1)
+        for lane in 0..<96 { _ = newest.isOvertaken(job, lane: lane) }
+        #expect(newest.count == 96)
+        #expect(newest.storage.current == 96, "the first generation filled without growing")
+        for lane in 96..<(96 * 2 + 10) { _ = newest.isOvertaken(job, lane: lane) }
+        #expect(newest.storage == (current: 96, previous: 96), "two generations on, each as reserved")
+        #expect(newest.count == 96 + 10)
+    }
 }
